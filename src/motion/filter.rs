@@ -1,0 +1,1 @@
+//! Zero-phase low-pass filtering (stub).

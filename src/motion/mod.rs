@@ -1,0 +1,4 @@
+//! Filtering, C² spline fit and forward kinematics with derivatives → reference motion.
+
+pub mod filter;
+pub mod spline;

@@ -1,0 +1,1 @@
+//! C² cubic splines with analytic derivatives (stub).
