@@ -9,5 +9,8 @@ pub fn write_bvh_string(_clip: &Clip) -> String {
 
 /// Write a clip to a file atomically.
 pub fn write_bvh(clip: &Clip, path: &Path) -> Result<(), BvhError> {
-    std::fs::write(path, write_bvh_string(clip)).map_err(|source| BvhError::Io { path: path.into(), source })
+    std::fs::write(path, write_bvh_string(clip)).map_err(|source| BvhError::Io {
+        path: path.into(),
+        source,
+    })
 }

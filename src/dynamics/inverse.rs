@@ -1,0 +1,109 @@
+//! Inverse dynamics by a leaf-to-root sweep (METHOD §6, thesis eq. 5.3):
+//! `M u̇ − f = Jᵀλ + Hᵀτ + J_rᵀλ_r`, solved in O(n) without forming any 6n×6n matrix.
+
+use crate::motion::kinematics::BodyKinematics;
+use crate::skeleton::Model;
+use nalgebra::{Matrix3, Vector3};
+
+/// Result of inverse dynamics at one instant.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JointTorques {
+    /// Muscle torques τ stacked per joint DOF (order of [`Model::dof_offsets`]), N·m.
+    /// Ball joints: components along the parent body's axes; hinge: about the hinge axis;
+    /// universal: about n₁ and n₂. These are the body-relative feedforward torques ψ.
+    pub tau: Vec<f64>,
+    /// Per body: the constraint force λ of its joint (world, N): the force the child
+    /// exerts on the parent at the joint point. Entry 0 is unused.
+    pub joint_force: Vec<Vector3<f64>>,
+    /// Per body: the constraint torques about the forbidden axes, N·m (hinge: 2, universal: 1).
+    pub joint_constraint_torque: Vec<[f64; 2]>,
+    /// Root ("hand of god") force on the root body, world, N.
+    pub root_force: Vector3<f64>,
+    /// Root torque about the root COM, world, N·m.
+    pub root_torque: Vector3<f64>,
+}
+
+/// Scratch space for [`inverse_dynamics`], reused between calls (no allocation per sample).
+#[derive(Clone, Debug, Default)]
+pub struct InverseWorkspace {
+    force: Vec<Vector3<f64>>,
+    torque: Vec<Vector3<f64>>,
+    offsets: Vec<usize>,
+}
+
+/// Net wrench (M u̇ − f) of body `b` with gravity as the only applied force:
+/// (m(a − g), Iα + ω × Iω), world frame, torque about the COM.
+#[inline]
+pub fn inertial_wrench(
+    model: &Model,
+    b: usize,
+    k: &BodyKinematics,
+) -> (Vector3<f64>, Vector3<f64>) {
+    let body = &model.bodies[b];
+    let r = k.q.to_rotation_matrix();
+    let i_world: Matrix3<f64> = r.matrix() * body.inertia * r.matrix().transpose();
+    let f = (k.a - model.gravity) * body.mass;
+    let t = i_world * k.dw + k.w.cross(&(i_world * k.w));
+    (f, t)
+}
+
+/// Joint torques, constraint forces and root wrench that produce the body accelerations
+/// in `kin` (one entry per body, on the constraint manifold). Extra applied wrenches per
+/// body (world; force, torque about COM) may be given in `applied` (e.g. contact forces).
+pub fn inverse_dynamics(
+    model: &Model,
+    kin: &[BodyKinematics],
+    applied: Option<&[(Vector3<f64>, Vector3<f64>)]>,
+    ws: &mut InverseWorkspace,
+    out: &mut JointTorques,
+) {
+    let n = model.bodies.len();
+    if ws.force.len() != n {
+        ws.force = vec![Vector3::zeros(); n];
+        ws.torque = vec![Vector3::zeros(); n];
+        ws.offsets = model.dof_offsets();
+    }
+    out.tau.resize(model.joint_dofs(), 0.0);
+    out.joint_force.resize(n, Vector3::zeros());
+    out.joint_constraint_torque.resize(n, [0.0; 2]);
+    for b in 0..n {
+        let (f, t) = inertial_wrench(model, b, &kin[b]);
+        ws.force[b] = f;
+        ws.torque[b] = t;
+        if let Some(ap) = applied {
+            ws.force[b] -= ap[b].0;
+            ws.torque[b] -= ap[b].1;
+        }
+    }
+    // Leaves to root: what remains of W_b must come from b's own joint.
+    for b in (1..n).rev() {
+        let body = &model.bodies[b];
+        let (Some(a), Some(joint)) = (body.parent, body.joint.as_ref()) else {
+            continue;
+        };
+        let jf = joint.frame(&kin[a].q, &kin[b].q);
+        let (wf, wt) = (ws.force[b], ws.torque[b]);
+        // The joint puts (−λ, −r_b×λ + E_m τ − E_c λ_c) on b; match it to (wf, wt).
+        let lambda = -wf;
+        let rhs = wt - jf.r_b.cross(&wf);
+        let coeffs = match jf.axes.try_inverse() {
+            Some(inv) => inv * rhs,
+            None => Vector3::zeros(),
+        };
+        let off = ws.offsets[b];
+        for i in 0..jf.dof {
+            out.tau[off + i] = coeffs[i];
+        }
+        let mut ct = [0.0; 2];
+        for i in jf.dof..3 {
+            ct[i - jf.dof] = -coeffs[i];
+        }
+        out.joint_force[b] = lambda;
+        out.joint_constraint_torque[b] = ct;
+        // Reaction on the parent, moved to its COM: −(wf, wt + (r_a − r_b) × wf).
+        ws.force[a] += wf;
+        ws.torque[a] += wt + (jf.r_a - jf.r_b).cross(&wf);
+    }
+    out.root_force = ws.force[0];
+    out.root_torque = ws.torque[0];
+}

@@ -1,0 +1,190 @@
+//! Forward kinematics with analytic derivatives (METHOD §5): from the root's motion and
+//! each joint's relative motion to every body's pose, twist and acceleration.
+//! Built from joint coordinates, the result lies exactly on the constraint manifold.
+
+use crate::skeleton::{Joint, JointType, Model};
+use nalgebra::{Unit, UnitQuaternion, Vector3};
+
+/// Pose, twist and acceleration of one body (world frame, COM).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyKinematics {
+    /// COM position, m.
+    pub x: Vector3<f64>,
+    /// Orientation (body → world).
+    pub q: UnitQuaternion<f64>,
+    /// COM velocity, m/s.
+    pub v: Vector3<f64>,
+    /// Angular velocity, rad/s.
+    pub w: Vector3<f64>,
+    /// COM acceleration, m/s².
+    pub a: Vector3<f64>,
+    /// Angular acceleration, rad/s².
+    pub dw: Vector3<f64>,
+}
+
+impl Default for BodyKinematics {
+    fn default() -> Self {
+        BodyKinematics {
+            x: Vector3::zeros(),
+            q: UnitQuaternion::identity(),
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+            a: Vector3::zeros(),
+            dw: Vector3::zeros(),
+        }
+    }
+}
+
+/// Motion of the root body's joint point (the clip root) in the world.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RootMotion {
+    /// Joint-point position, m.
+    pub p: Vector3<f64>,
+    /// Orientation.
+    pub q: UnitQuaternion<f64>,
+    /// Joint-point velocity, m/s.
+    pub v: Vector3<f64>,
+    /// Angular velocity (world), rad/s.
+    pub w: Vector3<f64>,
+    /// Joint-point acceleration, m/s².
+    pub a: Vector3<f64>,
+    /// Angular acceleration (world), rad/s².
+    pub dw: Vector3<f64>,
+}
+
+/// Relative motion of a joint: child rotation relative to the parent, and the relative
+/// angular velocity / acceleration expressed in the child's frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointMotion {
+    /// R_a⁻¹ R_b.
+    pub q_rel: UnitQuaternion<f64>,
+    /// Relative angular velocity, child frame, rad/s.
+    pub w: Vector3<f64>,
+    /// Its time derivative (child frame), rad/s².
+    pub dw: Vector3<f64>,
+}
+
+impl Default for JointMotion {
+    fn default() -> Self {
+        JointMotion {
+            q_rel: UnitQuaternion::identity(),
+            w: Vector3::zeros(),
+            dw: Vector3::zeros(),
+        }
+    }
+}
+
+/// Relative motion of a hinge or universal joint from its angles (rad) and their
+/// derivatives; `angles` etc. hold `dof` entries (ball joints are not angle-parametrised).
+pub fn joint_motion_from_angles(
+    joint: &Joint,
+    angles: &[f64],
+    rates: &[f64],
+    accs: &[f64],
+) -> JointMotion {
+    match joint.kind {
+        JointType::Ball => JointMotion::default(),
+        JointType::Hinge => {
+            let n = joint.axis_child;
+            let rot = UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n), angles[0]);
+            JointMotion {
+                q_rel: joint.rest_rel * rot,
+                w: n * rates[0],
+                dw: n * accs[0],
+            }
+        }
+        JointType::Universal => {
+            let n1 = joint.rest_rel.inverse() * joint.axis_parent;
+            let n2 = joint.axis_child;
+            let a = UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n1), angles[0]);
+            let b = UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n2), angles[1]);
+            let bt_n1 = b.inverse() * n1;
+            JointMotion {
+                q_rel: joint.rest_rel * a * b,
+                w: bt_n1 * rates[0] + n2 * rates[1],
+                dw: -n2.cross(&bt_n1) * (rates[1] * rates[0]) + bt_n1 * accs[0] + n2 * accs[1],
+            }
+        }
+    }
+}
+
+/// Angles (rad) of a hinge/universal joint that best reproduce the relative rotation
+/// `q_rel`, and the angle (rad) of the rotation the joint cannot represent (the
+/// discarded swing). Ball joints return no angles and zero.
+pub fn project_to_joint(joint: &Joint, q_rel: &UnitQuaternion<f64>) -> ([f64; 2], f64) {
+    let d = joint.rest_rel.inverse() * q_rel;
+    let angles = match joint.kind {
+        JointType::Ball => return ([0.0; 2], 0.0),
+        JointType::Hinge => {
+            let n = joint.axis_child;
+            // twist about n: from the quaternion's vector part projected on n
+            let v = Vector3::new(d.i, d.j, d.k).dot(&n);
+            [2.0 * v.atan2(d.w), 0.0]
+        }
+        JointType::Universal => {
+            let n1 = joint.rest_rel.inverse() * joint.axis_parent;
+            let n2 = joint.axis_child;
+            let v = d * n2;
+            let p = |x: Vector3<f64>| x - n1 * n1.dot(&x);
+            let (a, b) = (p(n2), p(v));
+            let t1 = n1.dot(&a.cross(&b)).atan2(a.dot(&b));
+            let rest = UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n1), -t1) * d;
+            let tw = Vector3::new(rest.i, rest.j, rest.k).dot(&n2);
+            [t1, 2.0 * tw.atan2(rest.w)]
+        }
+    };
+    let zero = [0.0; 2];
+    let m = joint_motion_from_angles(joint, &angles, &zero, &zero);
+    let swing = (m.q_rel.inverse() * q_rel).angle();
+    (angles, swing)
+}
+
+/// Wrap an angle to (−π, π].
+pub fn wrap_angle(a: f64) -> f64 {
+    let t = std::f64::consts::TAU;
+    let r = a.rem_euclid(t);
+    if r > std::f64::consts::PI { r - t } else { r }
+}
+
+/// Forward kinematics of every body from the root's motion and each joint's relative
+/// motion (`joints[b]` for body b; entry 0 is ignored). Writes into `out` (len = bodies).
+pub fn forward_kinematics(
+    model: &Model,
+    root: &RootMotion,
+    joints: &[JointMotion],
+    out: &mut [BodyKinematics],
+) {
+    let b0 = &model.bodies[0];
+    let c = root.q * b0.com;
+    out[0] = BodyKinematics {
+        x: root.p + c,
+        q: root.q,
+        v: root.v + root.w.cross(&c),
+        w: root.w,
+        a: root.a + root.dw.cross(&c) + root.w.cross(&root.w.cross(&c)),
+        dw: root.dw,
+    };
+    for (bi, body) in model.bodies.iter().enumerate().skip(1) {
+        let (Some(pi), Some(joint)) = (body.parent, body.joint.as_ref()) else {
+            continue;
+        };
+        let pk = out[pi];
+        let jm = &joints[bi];
+        let q = pk.q * jm.q_rel;
+        let w_rel = q * jm.w;
+        let w = pk.w + w_rel;
+        let dw = pk.dw + pk.w.cross(&w_rel) + q * jm.dw;
+        let r_a = pk.q * joint.parent_anchor;
+        let r_b = q * joint.child_anchor;
+        out[bi] = BodyKinematics {
+            x: pk.x + r_a - r_b,
+            q,
+            v: pk.v + pk.w.cross(&r_a) - w.cross(&r_b),
+            w,
+            a: pk.a + pk.dw.cross(&r_a) + pk.w.cross(&pk.w.cross(&r_a))
+                - dw.cross(&r_b)
+                - w.cross(&w.cross(&r_b)),
+            dw,
+        };
+    }
+}

@@ -1,0 +1,348 @@
+//! Reading a clip in jostle's world: metres, Y up, the T-pose frame dropped, and the
+//! position-channel convention of each joint resolved (METHOD §3).
+
+use crate::mocap::Clip;
+use nalgebra::{UnitQuaternion, Vector3};
+
+/// How a joint's position channels combine with its OFFSET.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PositionConvention {
+    /// Position channels replace the OFFSET (CMU root, Bandai, PyMO root).
+    Absolute,
+    /// Position channels are added to the OFFSET (iClone `CC_Base_Hip` variant).
+    RelativeToOffset,
+}
+
+/// Candidate file units, metres per unit, tried in this order.
+const UNIT_CANDIDATES: [(&str, f64); 5] = [
+    ("m", 1.0),
+    ("cm", 0.01),
+    ("in", 0.0254),
+    ("CMU unit (5.64 cm)", 0.0254 / 0.45),
+    ("mm", 0.001),
+];
+
+/// The clip as jostle reads it: which frames, which scale, which way is up.
+#[derive(Clone, Debug)]
+pub struct ClipFrames<'a> {
+    /// The parsed file.
+    pub clip: &'a Clip,
+    /// Index of the first frame used (1 when a leading T-pose frame is dropped).
+    pub first_frame: usize,
+    /// Metres per file unit.
+    pub scale: f64,
+    /// Name of the unit chosen (`cm`, `in`, ...), or `fitted` when no unit gave a human height.
+    pub unit: String,
+    /// Rotation from file coordinates to jostle's Y-up world.
+    pub to_world: UnitQuaternion<f64>,
+    /// Per joint, how position channels combine with the OFFSET.
+    pub position_convention: Vec<PositionConvention>,
+    /// Figure height in metres (median standing extent along up).
+    pub height_m: f64,
+    /// What was detected, for the user.
+    pub notes: Vec<String>,
+}
+
+/// Options for reading a clip.
+#[derive(Clone, Debug, Default)]
+pub struct FrameOptions {
+    /// Metres per file unit; `None` detects it from the figure's height.
+    pub scale: Option<f64>,
+    /// Keep a leading T-pose frame instead of dropping it.
+    pub keep_first_frame: bool,
+}
+
+/// Errors reading a clip as a figure.
+#[derive(Debug, thiserror::Error)]
+pub enum FigureError {
+    /// The clip has no usable frames or a degenerate figure.
+    #[error("{0}")]
+    Degenerate(String),
+}
+
+impl<'a> ClipFrames<'a> {
+    /// Detect conventions, T-pose, up axis and units of a clip.
+    pub fn new(clip: &'a Clip, opts: &FrameOptions) -> Result<Self, FigureError> {
+        let n = clip.num_frames();
+        if n == 0 || clip.joints.is_empty() {
+            return Err(FigureError::Degenerate(
+                "clip has no frames or no joints".into(),
+            ));
+        }
+        let mut notes = Vec::new();
+        let position_convention = detect_position_conventions(clip);
+        for (j, c) in position_convention.iter().enumerate() {
+            if *c == PositionConvention::RelativeToOffset
+                && clip.joints[j].channels.iter().any(|c| !c.is_rotation())
+                && clip.joints[j].offset.norm() > 0.0
+            {
+                notes.push(format!(
+                    "position channels of `{}` are read relative to its OFFSET",
+                    clip.joints[j].name
+                ));
+            }
+        }
+        let mut first_frame = 0;
+        if n >= 3 && is_tpose_frame(clip) {
+            if opts.keep_first_frame {
+                notes.push("frame 0 looks like a T-pose; kept (--keep-first-frame)".into());
+            } else {
+                first_frame = 1;
+                notes.push("frame 0 is a T-pose (all rotations ~0); dropped".into());
+            }
+        }
+        let mut frames = ClipFrames {
+            clip,
+            first_frame,
+            scale: 1.0,
+            unit: String::new(),
+            to_world: UnitQuaternion::identity(),
+            position_convention,
+            height_m: 0.0,
+            notes,
+        };
+        frames.detect_up();
+        let height_file = frames.median_height_file();
+        if !(height_file.is_finite() && height_file > 0.0) {
+            return Err(FigureError::Degenerate(
+                "the figure has zero height (all joints at one point?)".into(),
+            ));
+        }
+        match opts.scale {
+            Some(s) => {
+                frames.scale = s;
+                frames.unit = "--scale".into();
+            }
+            None => {
+                let best = UNIT_CANDIDATES
+                    .iter()
+                    .map(|(name, s)| (name, s, height_file * s))
+                    .filter(|(_, _, h)| (1.35..=2.1).contains(h))
+                    .min_by(|a, b| (a.2 - 1.75).abs().total_cmp(&(b.2 - 1.75).abs()));
+                match best {
+                    Some((name, s, _)) => {
+                        frames.scale = *s;
+                        frames.unit = (*name).to_string();
+                    }
+                    None => {
+                        frames.scale = 1.75 / height_file;
+                        frames.unit = "fitted".into();
+                        frames.notes.push(format!(
+                            "no common unit makes the figure ({height_file:.3} file units tall) \
+                             1.35-2.1 m tall; scaled it to 1.75 m (use --scale to override)"
+                        ));
+                    }
+                }
+            }
+        }
+        frames.height_m = height_file * frames.scale;
+        Ok(frames)
+    }
+
+    /// Number of frames used.
+    pub fn num_frames(&self) -> usize {
+        self.clip.num_frames() - self.first_frame
+    }
+
+    /// Seconds per frame.
+    pub fn frame_time(&self) -> f64 {
+        self.clip.frame_time
+    }
+
+    /// Local transform of joint `j` in used frame `f`: translation (metres) and rotation.
+    pub fn local(&self, j: usize, f: usize) -> (Vector3<f64>, UnitQuaternion<f64>) {
+        let joint = &self.clip.joints[j];
+        let row = self.clip.frame(f + self.first_frame);
+        let has_pos = joint.channels.iter().any(|c| !c.is_rotation());
+        let mut t = if has_pos && self.position_convention[j] == PositionConvention::Absolute {
+            Vector3::zeros()
+        } else {
+            joint.offset
+        };
+        let mut q = UnitQuaternion::identity();
+        for (k, ch) in joint.channels.iter().enumerate() {
+            let v = row[joint.first_column + k];
+            if ch.is_rotation() {
+                q *= UnitQuaternion::from_axis_angle(
+                    &nalgebra::Unit::new_unchecked(ch.axis()),
+                    v.to_radians(),
+                );
+            } else {
+                t += ch.axis() * v;
+            }
+        }
+        (t * self.scale, q)
+    }
+
+    /// World transforms (metres, Y up) of every joint in used frame `f`.
+    pub fn world(&self, f: usize) -> Vec<(Vector3<f64>, UnitQuaternion<f64>)> {
+        let mut out: Vec<(Vector3<f64>, UnitQuaternion<f64>)> =
+            Vec::with_capacity(self.clip.joints.len());
+        for j in 0..self.clip.joints.len() {
+            let (t, q) = self.local(j, f);
+            let w = match self.clip.joints[j].parent {
+                None => (self.to_world * t, self.to_world * q),
+                Some(p) => {
+                    let (pp, pq) = out[p];
+                    (pp + pq * t, pq * q)
+                }
+            };
+            out.push(w);
+        }
+        out
+    }
+
+    /// All points of the figure (joints and End Sites) in world frame `f`, file units
+    /// before scaling is applied — used for height detection.
+    fn points(&self, f: usize) -> Vec<Vector3<f64>> {
+        let w = self.world(f);
+        let mut pts: Vec<Vector3<f64>> = w.iter().map(|(p, _)| *p).collect();
+        for (j, joint) in self.clip.joints.iter().enumerate() {
+            if let Some(e) = joint.end_site {
+                pts.push(w[j].0 + w[j].1 * (e * self.scale));
+            }
+        }
+        pts
+    }
+
+    /// A sample of frame indices (at most ~200) spread over the clip.
+    fn sample_frames(&self) -> Vec<usize> {
+        let n = self.num_frames();
+        let step = (n / 200).max(1);
+        (0..n).step_by(step).collect()
+    }
+
+    /// Choose the world up axis: most clips are Y-up already; otherwise the axis of the
+    /// largest median extent, signed so the head (if named) is above the root.
+    fn detect_up(&mut self) {
+        let frames = self.sample_frames();
+        let mut extents: [Vec<f64>; 3] = [vec![], vec![], vec![]];
+        for &f in &frames {
+            let pts = self.points(f);
+            for (a, e) in extents.iter_mut().enumerate() {
+                let lo = pts.iter().map(|p| p[a]).fold(f64::INFINITY, f64::min);
+                let hi = pts.iter().map(|p| p[a]).fold(f64::NEG_INFINITY, f64::max);
+                e.push(hi - lo);
+            }
+        }
+        let med: Vec<f64> = extents.iter_mut().map(|e| median(e)).collect();
+        let axis = (0..3)
+            .max_by(|&a, &b| med[a].total_cmp(&med[b]))
+            .unwrap_or(1);
+        if axis == 1 {
+            return;
+        }
+        let head = self
+            .clip
+            .joints
+            .iter()
+            .position(|j| j.name.to_ascii_lowercase().contains("head"));
+        let mut sign = 1.0;
+        if let Some(h) = head {
+            let f0 = frames.first().copied().unwrap_or(0);
+            let w = self.world(f0);
+            if w[h].0[axis] < w[0].0[axis] {
+                sign = -1.0;
+            }
+        }
+        let mut from = Vector3::zeros();
+        from[axis] = sign;
+        if let Some(r) = UnitQuaternion::rotation_between(&from, &Vector3::y()) {
+            self.to_world = r;
+        } else {
+            self.to_world =
+                UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI);
+        }
+        self.notes.push(format!(
+            "up axis is {}{} in the file (rotated to +Y)",
+            if sign > 0.0 { "+" } else { "-" },
+            ["X", "Y", "Z"][axis]
+        ));
+    }
+
+    /// Height in file units: the 60th percentile over frames of the vertical extent of the
+    /// figure (robust to a few frames with arms overhead or crouching).
+    fn median_height_file(&self) -> f64 {
+        let mut hs: Vec<f64> = self
+            .sample_frames()
+            .into_iter()
+            .map(|f| {
+                let pts = self.points(f);
+                let lo = pts.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+                let hi = pts.iter().map(|p| p.y).fold(f64::NEG_INFINITY, f64::max);
+                (hi - lo) / self.scale
+            })
+            .collect();
+        percentile(&mut hs, 0.6)
+    }
+}
+
+/// Position channels whose mean lies nearer the OFFSET than zero are absolute; those
+/// that hover around zero while the OFFSET is not zero are added to it.
+fn detect_position_conventions(clip: &Clip) -> Vec<PositionConvention> {
+    let n = clip.num_frames().max(1) as f64;
+    clip.joints
+        .iter()
+        .map(|j| {
+            let mut mean = Vector3::zeros();
+            for (k, ch) in j.channels.iter().enumerate() {
+                if !ch.is_rotation() {
+                    let s: f64 = (0..clip.num_frames())
+                        .map(|f| clip.frame(f)[j.first_column + k])
+                        .sum();
+                    mean += ch.axis() * (s / n);
+                }
+            }
+            if mean.norm() < (mean - j.offset).norm() {
+                PositionConvention::RelativeToOffset
+            } else {
+                PositionConvention::Absolute
+            }
+        })
+        .collect()
+}
+
+/// cgspeed CMU files start with a T-pose: every rotation channel ~0 in frame 0 while the
+/// following frames are posed.
+fn is_tpose_frame(clip: &Clip) -> bool {
+    let rot_cols: Vec<usize> = clip
+        .joints
+        .iter()
+        .flat_map(|j| {
+            j.channels
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.is_rotation())
+                .map(move |(k, _)| j.first_column + k)
+        })
+        .collect();
+    if rot_cols.len() < 6 {
+        return false;
+    }
+    // Skip the root's rotation (it can legitimately be anything).
+    let root_cols = clip.joints[0].channels.len();
+    let f0 = clip.frame(0);
+    let f1 = clip.frame(1);
+    let zero = rot_cols
+        .iter()
+        .filter(|&&c| c >= root_cols)
+        .all(|&c| f0[c].abs() < 1e-3);
+    let moved = rot_cols
+        .iter()
+        .filter(|&&c| c >= root_cols)
+        .any(|&c| (f1[c] - f0[c]).abs() > 2.0);
+    zero && moved
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    percentile(v, 0.5)
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let k = ((v.len() - 1) as f64 * p).round() as usize;
+    v[k.min(v.len() - 1)]
+}
