@@ -2,4 +2,6 @@
 
 pub mod filter;
 pub mod kinematics;
+pub mod quat;
+pub mod reference;
 pub mod spline;

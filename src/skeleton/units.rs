@@ -139,6 +139,24 @@ impl<'a> ClipFrames<'a> {
         Ok(frames)
     }
 
+    /// Re-read a clip the way a model was built from it (same units, up axis, frames).
+    pub fn from_figure(clip: &'a Clip, figure: &crate::skeleton::FigureInfo) -> Self {
+        ClipFrames {
+            clip,
+            first_frame: figure.first_frame.min(clip.num_frames()),
+            scale: figure.scale,
+            unit: figure.unit.clone(),
+            to_world: figure.to_world,
+            position_convention: figure
+                .absolute_positions
+                .iter()
+                .map(|a| if *a { PositionConvention::Absolute } else { PositionConvention::RelativeToOffset })
+                .collect(),
+            height_m: figure.height_m,
+            notes: vec![],
+        }
+    }
+
     /// Number of frames used.
     pub fn num_frames(&self) -> usize {
         self.clip.num_frames() - self.first_frame
