@@ -1,4 +1,5 @@
 //! Filtering, C² spline fit and forward kinematics with derivatives → reference motion.
 
 pub mod filter;
+pub mod quat;
 pub mod spline;
