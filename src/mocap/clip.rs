@@ -99,11 +99,10 @@ pub struct Clip {
 impl Clip {
     /// Number of frames.
     pub fn num_frames(&self) -> usize {
-        if self.num_channels == 0 {
-            0
-        } else {
-            self.values.len() / self.num_channels
-        }
+        self.values
+            .len()
+            .checked_div(self.num_channels)
+            .unwrap_or(0)
     }
 
     /// Duration in seconds (frames × frame time).
@@ -157,7 +156,8 @@ impl Clip {
 
     /// World transforms of every joint at frame `f` (file units): (position, rotation).
     pub fn world_transforms(&self, f: usize) -> Vec<(Vector3<f64>, UnitQuaternion<f64>)> {
-        let mut out: Vec<(Vector3<f64>, UnitQuaternion<f64>)> = Vec::with_capacity(self.joints.len());
+        let mut out: Vec<(Vector3<f64>, UnitQuaternion<f64>)> =
+            Vec::with_capacity(self.joints.len());
         for j in 0..self.joints.len() {
             let (t, q) = self.local_transform(j, f);
             let w = match self.joints[j].parent {
