@@ -1,16 +1,122 @@
-//! BVH writer (stub, being written).
+//! BVH writer: [`Clip`] → standard BVH text (tab-indented, `\n` line endings).
+//!
+//! Numbers are written with Rust's `{}` for `f64` (shortest representation that reads back
+//! to the same bits), so `parse_bvh(write_bvh_string(c))` reproduces `c` exactly.
 use super::{BvhError, Clip};
-use std::path::Path;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 /// BVH text of a clip.
-pub fn write_bvh_string(_clip: &Clip) -> String {
-    String::new()
+///
+/// Joints are written in `clip.joints` order (parents before children, depth-first, as
+/// the reader produces them); a joint's `End Site` is written after its child joints.
+/// `first_column` is not consulted: columns follow the joint order, as in any BVH file.
+/// Only whole frames are written (`clip.num_frames()` lines).
+pub fn write_bvh_string(clip: &Clip) -> String {
+    let mut out = String::with_capacity(64 * clip.joints.len() + 10 * clip.values.len() + 64);
+    out.push_str("HIERARCHY\n");
+    // Open joints, innermost last.
+    let mut stack: Vec<usize> = Vec::new();
+    for (j, joint) in clip.joints.iter().enumerate() {
+        while let Some(&top) = stack.last() {
+            if Some(top) == joint.parent {
+                break;
+            }
+            stack.pop();
+            close_joint(&mut out, clip, top, stack.len());
+        }
+        let depth = stack.len();
+        indent(&mut out, depth);
+        out.push_str(if depth == 0 { "ROOT " } else { "JOINT " });
+        out.push_str(&joint.name);
+        out.push('\n');
+        indent(&mut out, depth);
+        out.push_str("{\n");
+        indent(&mut out, depth + 1);
+        let o = &joint.offset;
+        let _ = writeln!(out, "OFFSET {} {} {}", o.x, o.y, o.z);
+        indent(&mut out, depth + 1);
+        let _ = write!(out, "CHANNELS {}", joint.channels.len());
+        for c in &joint.channels {
+            out.push(' ');
+            out.push_str(c.keyword());
+        }
+        out.push('\n');
+        stack.push(j);
+    }
+    while let Some(top) = stack.pop() {
+        close_joint(&mut out, clip, top, stack.len());
+    }
+
+    let frames = clip.num_frames();
+    out.push_str("MOTION\n");
+    let _ = writeln!(out, "Frames: {frames}");
+    let _ = writeln!(out, "Frame Time: {}", clip.frame_time);
+    if clip.num_channels > 0 {
+        for row in clip.values.chunks_exact(clip.num_channels) {
+            let mut first = true;
+            for v in row {
+                if !first {
+                    out.push(' ');
+                }
+                first = false;
+                let _ = write!(out, "{v}");
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
-/// Write a clip to a file atomically.
+/// Write the End Site (if any) and the closing brace of joint `j` at `depth`.
+fn close_joint(out: &mut String, clip: &Clip, j: usize, depth: usize) {
+    if let Some(e) = clip.joints.get(j).and_then(|joint| joint.end_site) {
+        indent(out, depth + 1);
+        out.push_str("End Site\n");
+        indent(out, depth + 1);
+        out.push_str("{\n");
+        indent(out, depth + 2);
+        let _ = writeln!(out, "OFFSET {} {} {}", e.x, e.y, e.z);
+        indent(out, depth + 1);
+        out.push_str("}\n");
+    }
+    indent(out, depth);
+    out.push_str("}\n");
+}
+
+fn indent(out: &mut String, depth: usize) {
+    for _ in 0..depth {
+        out.push('\t');
+    }
+}
+
+/// Write a clip to a file atomically: the text goes to a temporary file in the same
+/// directory (`.<name>.tmp-<pid>`), which is then renamed over `path`. On failure the
+/// temporary file is removed and `path` is left as it was.
 pub fn write_bvh(clip: &Clip, path: &Path) -> Result<(), BvhError> {
-    std::fs::write(path, write_bvh_string(clip)).map_err(|source| BvhError::Io {
-        path: path.into(),
+    let io_err = |p: &Path, source| BvhError::Io {
+        path: p.into(),
         source,
-    })
+    };
+    let Some(name) = path.file_name() else {
+        return Err(io_err(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        ));
+    };
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp: PathBuf = path.with_file_name(tmp_name);
+
+    let text = write_bvh_string(clip);
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.flush()))
+        .map_err(|e| io_err(&tmp, e))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| io_err(path, e)));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }

@@ -1,168 +1,170 @@
-//! Shared helpers for integration tests: a deterministic RNG and random models/motions.
+//! Helpers shared by the BVH tests.
 #![allow(dead_code)]
 
-use jostle::motion::kinematics::{JointMotion, RootMotion, joint_motion_from_angles};
-use jostle::skeleton::{JointSpec, JointType, Model, ModelBuilder};
-use nalgebra::{Matrix3, Unit, UnitQuaternion, Vector3};
+use jostle::mocap::Clip;
+use std::path::PathBuf;
 
-/// SplitMix64: tiny, deterministic, good enough for test inputs.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [lo, hi).
-    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn vec3(&mut self, s: f64) -> Vector3<f64> {
-        Vector3::new(
-            self.uniform(-s, s),
-            self.uniform(-s, s),
-            self.uniform(-s, s),
-        )
-    }
-    pub fn unit(&mut self) -> Vector3<f64> {
-        loop {
-            let v = self.vec3(1.0);
-            let n = v.norm();
-            if n > 0.1 && n < 1.0 {
-                return v / n;
-            }
-        }
-    }
-    pub fn rotation(&mut self) -> UnitQuaternion<f64> {
-        let axis = self.unit();
-        UnitQuaternion::from_axis_angle(&Unit::new_normalize(axis), self.uniform(-3.0, 3.0))
-    }
+/// The shared real clips (never copied into the repo).
+pub fn shared_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/mocap"))
 }
 
-/// A random tree of `n` bodies with joints cycling ball / hinge / universal.
-pub fn random_model(rng: &mut Rng, n: usize) -> Model {
-    let mut mb = ModelBuilder::new();
-    for i in 0..n {
-        let mass = rng.uniform(0.5, 10.0);
-        let r = rng.rotation().to_rotation_matrix();
-        let d = Matrix3::from_diagonal(&Vector3::new(
-            rng.uniform(0.01, 0.2),
-            rng.uniform(0.01, 0.2),
-            rng.uniform(0.01, 0.2),
-        ));
-        let inertia = r.matrix() * d * r.matrix().transpose();
-        if i == 0 {
-            mb.add_body("root", None, mass, inertia, None);
-            continue;
-        }
-        let parent = (rng.next_u64() % i as u64) as usize;
-        let kind = [JointType::Ball, JointType::Hinge, JointType::Universal][i % 3];
-        let rest = rng.rotation();
-        let n1 = rng.unit();
-        let n2 = {
-            let t = rng.unit();
-            (t - n1 * n1.dot(&t)).normalize()
-        };
-        let (axis_parent, axis_child) = match kind {
-            JointType::Hinge => (rest * n1, n1),
-            _ => (rest * n1, n2),
-        };
-        mb.add_body(
-            &format!("b{i}"),
-            Some(parent),
-            mass,
-            inertia,
-            Some(JointSpec {
-                kind,
-                parent_anchor: rng.vec3(0.3),
-                child_anchor: rng.vec3(0.3),
-                axis_parent,
-                axis_child,
-                rest_rel: rest,
-            }),
-        );
+/// `(file, joints, end sites, channels/frame, frames, frame time, rotation order)` as listed in
+/// `shared/mocap/MANIFEST.md` (computed there by an independent parser). Order "mixed" means
+/// the root is ZYX and every other joint ZXY.
+pub const MANIFEST: &[(&str, usize, usize, usize, usize, f64, &str)] = &[
+    (
+        "cmu_01_01_jumps_turn.bvh",
+        31,
+        7,
+        96,
+        2752,
+        0.0083333,
+        "ZYX",
+    ),
+    ("cmu_walk_bvhmatlab.bvh", 31, 7, 96, 344, 0.0083333, "ZYX"),
+    ("cmu_walk_dme_example.bvh", 31, 7, 96, 278, 0.0083333, "ZYX"),
+    (
+        "xia_neutral_01_000_walk.bvh",
+        31,
+        7,
+        96,
+        327,
+        0.008333,
+        "ZYX",
+    ),
+    ("xia_angry_13_000_run.bvh", 31, 7, 96, 140, 0.008333, "ZYX"),
+    (
+        "xia_depressed_18_000_punch.bvh",
+        31,
+        7,
+        96,
+        105,
+        0.008333,
+        "ZYX",
+    ),
+    (
+        "iclone_cmu_02_01_walk.bvh",
+        101,
+        41,
+        306,
+        171,
+        0.016667,
+        "ZYX",
+    ),
+    (
+        "iclone_cmu_02_05_punch_strike.bvh",
+        100,
+        41,
+        303,
+        927,
+        0.016667,
+        "ZYX",
+    ),
+    (
+        "iclone_cmu_05_02_dance_pirouette.bvh",
+        100,
+        41,
+        303,
+        562,
+        0.016667,
+        "ZYX",
+    ),
+    (
+        "bandai1_walk_normal_001.bvh",
+        22,
+        5,
+        132,
+        195,
+        0.0333333,
+        "ZXY",
+    ),
+    (
+        "bandai1_run_happy_001.bvh",
+        22,
+        5,
+        132,
+        140,
+        0.0333333,
+        "ZXY",
+    ),
+    (
+        "bandai1_punch_normal_001.bvh",
+        22,
+        5,
+        132,
+        224,
+        0.0333333,
+        "ZXY",
+    ),
+    (
+        "bandai1_kick_normal_001.bvh",
+        22,
+        5,
+        132,
+        358,
+        0.0333333,
+        "ZXY",
+    ),
+    (
+        "bandai1_bow_normal_001.bvh",
+        22,
+        5,
+        132,
+        138,
+        0.0333333,
+        "ZXY",
+    ),
+    (
+        "bandai1_dance_short_normal_001_LONG.bvh",
+        22,
+        5,
+        132,
+        1901,
+        0.0333333,
+        "ZXY",
+    ),
+    (
+        "cmusl_60_12_salsa_lead_m.bvh",
+        43,
+        14,
+        132,
+        1690,
+        0.008333,
+        "mixed",
+    ),
+    ("arena_louise.bvh", 18, 5, 57, 2998, 0.01, "ZXY"),
+    ("mixamo_freebvh.bvh", 55, 15, 168, 69, 0.0333333, "ZYX"),
+    ("mocapbank_sit_stand.bvh", 19, 5, 60, 455, 0.033333, "ZXY"),
+    (
+        "pymo_av_8walk_meredith.bvh",
+        23,
+        7,
+        72,
+        1064,
+        0.008333,
+        "XYZ",
+    ),
+];
+
+/// A copy of the clip with every `line` field zeroed (for comparing re-parsed clips).
+pub fn without_lines(clip: &Clip) -> Clip {
+    let mut c = clip.clone();
+    for j in &mut c.joints {
+        j.line = 0;
     }
-    mb.build()
+    c
 }
 
-/// Generalised coordinates of a random motion: per body, either a ball joint's
-/// (rotation vector φ₀, φ̇, φ̈) or a hinge/universal joint's (angles, rates, accelerations).
-pub struct RandomMotion {
-    pub root_p: Vector3<f64>,
-    pub root_q: UnitQuaternion<f64>,
-    pub root_v: Vector3<f64>,
-    pub root_w: Vector3<f64>,
-    pub root_a: Vector3<f64>,
-    pub root_dw: Vector3<f64>,
-    /// per body: (q0 for ball, φ̇, φ̈) as vectors, or angles in x,y with rates/accs
-    pub q0: Vec<UnitQuaternion<f64>>,
-    pub c0: Vec<Vector3<f64>>,
-    pub c1: Vec<Vector3<f64>>,
-    pub c2: Vec<Vector3<f64>>,
+/// A fresh empty directory under the target dir, unique per test name and process.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
 }
 
-pub fn random_motion(rng: &mut Rng, model: &Model) -> RandomMotion {
-    let n = model.bodies.len();
-    RandomMotion {
-        root_p: rng.vec3(1.0),
-        root_q: rng.rotation(),
-        root_v: rng.vec3(2.0),
-        root_w: rng.vec3(3.0),
-        root_a: rng.vec3(5.0),
-        root_dw: rng.vec3(10.0),
-        q0: (0..n).map(|_| rng.rotation()).collect(),
-        c0: (0..n).map(|_| rng.vec3(1.5)).collect(),
-        c1: (0..n).map(|_| rng.vec3(3.0)).collect(),
-        c2: (0..n).map(|_| rng.vec3(10.0)).collect(),
-    }
-}
-
-/// Right Jacobian of SO(3): body angular velocity of exp(φ(t)) is J_r(φ) φ̇.
-pub fn right_jacobian(phi: &Vector3<f64>) -> Matrix3<f64> {
-    let th = phi.norm();
-    let k = phi.cross_matrix();
-    if th < 1e-6 {
-        return Matrix3::identity() - k * 0.5 + k * k / 6.0;
-    }
-    Matrix3::identity() - k * ((1.0 - th.cos()) / (th * th))
-        + k * k * ((th - th.sin()) / (th * th * th))
-}
-
-/// The motion at time t (quadratic in t in generalised coordinates); exact derivatives at t = 0.
-pub fn motion_at(model: &Model, m: &RandomMotion, t: f64) -> (RootMotion, Vec<JointMotion>) {
-    let phi = m.root_w * t + m.root_dw * (0.5 * t * t);
-    let root = RootMotion {
-        p: m.root_p + m.root_v * t + m.root_a * (0.5 * t * t),
-        q: UnitQuaternion::from_scaled_axis(phi) * m.root_q,
-        v: m.root_v + m.root_a * t,
-        // world-frame rate of exp(φ(t)): left Jacobian = J_r(−φ)
-        w: right_jacobian(&(-phi)) * (m.root_w + m.root_dw * t),
-        a: m.root_a,
-        dw: m.root_dw, // exact at t = 0 only
-    };
-    let joints = model
-        .bodies
-        .iter()
-        .enumerate()
-        .map(|(b, body)| match body.joint.as_ref() {
-            None => JointMotion::default(),
-            Some(j) if j.kind == JointType::Ball => {
-                let phi = m.c1[b] * t + m.c2[b] * (0.5 * t * t);
-                JointMotion {
-                    q_rel: m.q0[b] * UnitQuaternion::from_scaled_axis(phi),
-                    w: right_jacobian(&phi) * (m.c1[b] + m.c2[b] * t),
-                    dw: m.c2[b], // exact at t = 0 only
-                }
-            }
-            Some(j) => {
-                let ang = m.c0[b] + m.c1[b] * t + m.c2[b] * (0.5 * t * t);
-                let rate = m.c1[b] + m.c2[b] * t;
-                joint_motion_from_angles(j, ang.as_slice(), rate.as_slice(), m.c2[b].as_slice())
-            }
-        })
-        .collect();
-    (root, joints)
-}
+mod random;
+#[allow(unused_imports)]
+pub use random::*;
