@@ -35,6 +35,9 @@ pub enum ModelError {
     },
 }
 
+/// Name parts of rig helper bones that get no shape of their own.
+const HELPER_KEYWORDS: [&str; 8] = ["twist", "share", "breast", "facial", "jaw", "tongue", "teeth", "eye"];
+
 /// Fraction of the figure height below which a joint's offset counts as zero (merge).
 const ZERO_OFFSET_FRACTION: f64 = 0.005;
 /// Fraction of the figure height below which an unnamed bone subtree is merged.
@@ -42,14 +45,7 @@ const TINY_FRACTION: f64 = 0.045;
 
 /// Build the physical model of a clip.
 pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError> {
-    let frames = ClipFrames::new(clip, &opts.frames)?;
-    let h = frames.height_m;
-    let size = h / 1.75;
-    let mut notes = frames.notes.clone();
-    notes.push(format!(
-        "units: {} ({} m per file unit); figure height {:.3} m",
-        frames.unit, frames.scale, h
-    ));
+    let mut frames = ClipFrames::new(clip, &opts.frames)?;
 
     // Skeleton spec and roles.
     let builtin;
@@ -84,6 +80,21 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
     for (r, j) in &roles {
         role_of[*j] = Some(*r);
     }
+    // Stature from bone lengths is pose-independent (a crouching fighter or a dancer
+    // with raised arms has the same bones); prefer it to the vertical extent.
+    if let Some(stature_m) = stature_from_bones(&frames, &roles) {
+        let file = stature_m / frames.scale;
+        frames.set_units(file, opts.frames.scale)?;
+    }
+    let h = frames.height_m;
+    // Radii grow with √stature so mass grows with stature² (body-mass index is roughly
+    // constant across adult heights), not stature³.
+    let size = (h / 1.75).sqrt();
+    let mut notes = frames.notes.clone();
+    notes.push(format!(
+        "units: {} ({} m per file unit); figure height {:.3} m",
+        frames.unit, frames.scale, h
+    ));
 
     // All frames in world coordinates (metres).
     let nf = frames.num_frames();
@@ -220,11 +231,20 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
             .collect();
         let mut rep_segments: Vec<(Vector3<f64>, Vector3<f64>, bool)> = vec![];
         let mut other_segments: Vec<(Vector3<f64>, Vector3<f64>, bool)> = vec![];
+        // Helper bones (twist, share, breast, facial) are not anatomical segments: no shape.
+        let helper = |j: usize| {
+            let n = base_name(&clip.joints[j].name).to_ascii_lowercase();
+            HELPER_KEYWORDS.iter().any(|k| n.contains(k))
+        };
         for &k in &members {
+            if k != b.bvh_joint && helper(k) {
+                continue;
+            }
             let pk = mean_in_body(&b, &|f| world[f][k].0);
             let near_rep = pk.norm() < 0.01 * h;
             let mut ends: Vec<(Vector3<f64>, bool)> = children[k]
                 .iter()
+                .filter(|&&c| !(owner[c] == Some(bi) && helper(c)))
                 .map(|&c| {
                     let leaf = children[c].is_empty() && clip.joints[c].end_site.is_none();
                     (
@@ -276,7 +296,7 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
             if inside(&a) && inside(&c) {
                 continue;
             }
-            let rr = r.min(0.3 * (c - a).norm());
+            let rr = r.min(0.2 * (c - a).norm());
             acc.add_cylinder(a, c, rr);
             if cap {
                 acc.add_sphere(c, rr, 0.5);
@@ -364,6 +384,59 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
         clip_joint_names: clip.joints.iter().map(|j| j.name.clone()).collect(),
         notes,
     })
+}
+
+/// Stature (m, at the current scale) from mean bone lengths: ankle→knee→hip on each side
+/// (averaged), the hip joints' drop below the pelvis, the trunk path pelvis → … → head,
+/// the head's top, and the ankle height (≈ 4.5 % of stature, Drillis & Contini).
+fn stature_from_bones(frames: &ClipFrames, roles: &BTreeMap<Role, usize>) -> Option<f64> {
+    let nf = frames.num_frames();
+    let step = (nf / 100).max(1);
+    let sample: Vec<_> = (0..nf).step_by(step).map(|f| frames.world(f)).collect();
+    let dist = |a: usize, b: usize| -> f64 {
+        sample.iter().map(|w| (w[a].0 - w[b].0).norm()).sum::<f64>() / sample.len() as f64
+    };
+    let clip = frames.clip;
+    let get = |r: Role| roles.get(&r).copied();
+    let pelvis = get(Role::Pelvis)?;
+    let head = get(Role::Head)?;
+    let mut legs = vec![];
+    for (thigh, shin, foot) in [
+        (Role::LeftThigh, Role::LeftShin, Role::LeftFoot),
+        (Role::RightThigh, Role::RightShin, Role::RightFoot),
+    ] {
+        let (t, s, f) = (get(thigh)?, get(shin)?, get(foot)?);
+        let drop = sample.iter().map(|w| {
+            let d = w[t].0 - w[pelvis].0;
+            // vertical part of pelvis → hip joint, in the pelvis frame's own "down"
+            (w[pelvis].1.inverse() * d).norm().min(d.norm()) * 0.5
+        }).sum::<f64>() / sample.len() as f64;
+        legs.push(dist(t, s) + dist(s, f) + drop);
+    }
+    let leg = legs.iter().sum::<f64>() / legs.len() as f64;
+    // trunk: walk from the head up its ancestors to the pelvis
+    let mut trunk = 0.0;
+    let mut j = head;
+    while j != pelvis {
+        let p = clip.joints[j].parent?;
+        trunk += dist(j, p);
+        j = p;
+    }
+    // head top: its End Site or farthest descendant, at least a typical 0.12 of the trunk
+    let mut top: f64 = clip.joints[head].end_site.map_or(0.0, |e| (e * frames.scale).norm());
+    for (k, jt) in clip.joints.iter().enumerate() {
+        let mut a = jt.parent;
+        while let Some(p) = a {
+            if p == head {
+                top = top.max(dist(k, head));
+                break;
+            }
+            a = clip.joints[p].parent;
+        }
+    }
+    let top = top.max(0.12 * trunk);
+    let stature = (leg + trunk + top) / (1.0 - 0.045);
+    stature.is_finite().then_some(stature)
 }
 
 /// Distance from point p to the segment [a, b].

@@ -107,17 +107,17 @@ impl Role {
     /// masses close to Dempster's/de Leva's fractions.
     pub fn default_radius_m(self) -> f64 {
         match self {
-            Role::Pelvis => 0.085,
-            Role::Abdomen => 0.1,
-            Role::Chest => 0.105,
+            Role::Pelvis => 0.08,
+            Role::Abdomen => 0.09,
+            Role::Chest => 0.095,
             Role::Neck => 0.05,
-            Role::Head => 0.09,
+            Role::Head => 0.085,
             Role::LeftClavicle | Role::RightClavicle => 0.04,
-            Role::LeftUpperArm | Role::RightUpperArm => 0.045,
-            Role::LeftForearm | Role::RightForearm => 0.037,
+            Role::LeftUpperArm | Role::RightUpperArm => 0.042,
+            Role::LeftForearm | Role::RightForearm => 0.034,
             Role::LeftHand | Role::RightHand => 0.035,
-            Role::LeftThigh | Role::RightThigh => 0.07,
-            Role::LeftShin | Role::RightShin => 0.048,
+            Role::LeftThigh | Role::RightThigh => 0.064,
+            Role::LeftShin | Role::RightShin => 0.044,
             Role::LeftFoot | Role::RightFoot => 0.035,
         }
     }

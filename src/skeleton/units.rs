@@ -13,6 +13,28 @@ pub enum PositionConvention {
     RelativeToOffset,
 }
 
+/// Joint centres lie inside the body: the soles are below the lowest foot joint and the
+/// skull top above the head's End Site. Stature ≈ 1.06 × the joints' vertical extent
+/// (measured on the CMU walks against the subjects' 1.7–1.8 m).
+pub const STATURE_PER_JOINT_EXTENT: f64 = 1.06;
+
+/// Number of leading clip joints that are static carriers: a root with a single child is
+/// not part of the figure (Bandai `joint_Root`, iClone `RL_BoneRoot`).
+pub fn carrier_count(clip: &Clip) -> usize {
+    let mut j = 0;
+    let mut n = 0;
+    loop {
+        let mut ch = clip.children(j);
+        match (ch.next(), ch.next()) {
+            (Some(c), None) => {
+                j = c;
+                n += 1;
+            }
+            _ => return n,
+        }
+    }
+}
+
 /// Candidate file units, metres per unit, tried in this order.
 const UNIT_CANDIDATES: [(&str, f64); 5] = [
     ("m", 1.0),
@@ -103,12 +125,20 @@ impl<'a> ClipFrames<'a> {
         };
         frames.detect_up();
         let height_file = frames.median_height_file();
+        frames.set_units(height_file, opts.scale)?;
+        Ok(frames)
+    }
+
+    /// Choose the unit (or apply a user scale) from the figure's stature in file units.
+    pub fn set_units(&mut self, height_file: f64, user_scale: Option<f64>) -> Result<(), FigureError> {
+        let frames = self;
         if !(height_file.is_finite() && height_file > 0.0) {
             return Err(FigureError::Degenerate(
                 "the figure has zero height (all joints at one point?)".into(),
             ));
         }
-        match opts.scale {
+        frames.notes.retain(|n| !n.starts_with("no common unit"));
+        match user_scale {
             Some(s) => {
                 frames.scale = s;
                 frames.unit = "--scale".into();
@@ -136,7 +166,7 @@ impl<'a> ClipFrames<'a> {
             }
         }
         frames.height_m = height_file * frames.scale;
-        Ok(frames)
+        Ok(())
     }
 
     /// Re-read a clip the way a model was built from it (same units, up axis, frames).
@@ -214,8 +244,9 @@ impl<'a> ClipFrames<'a> {
     /// before scaling is applied — used for height detection.
     fn points(&self, f: usize) -> Vec<Vector3<f64>> {
         let w = self.world(f);
-        let mut pts: Vec<Vector3<f64>> = w.iter().map(|(p, _)| *p).collect();
-        for (j, joint) in self.clip.joints.iter().enumerate() {
+        let carriers = carrier_count(self.clip);
+        let mut pts: Vec<Vector3<f64>> = w.iter().skip(carriers).map(|(p, _)| *p).collect();
+        for (j, joint) in self.clip.joints.iter().enumerate().skip(carriers) {
             if let Some(e) = joint.end_site {
                 pts.push(w[j].0 + w[j].1 * (e * self.scale));
             }
@@ -278,8 +309,9 @@ impl<'a> ClipFrames<'a> {
         ));
     }
 
-    /// Height in file units: the 60th percentile over frames of the vertical extent of the
-    /// figure (robust to a few frames with arms overhead or crouching).
+    /// Stature in file units: the 95th percentile over frames of the vertical extent of the
+    /// figure's joints and End Sites (robust to frames with arms overhead, crouching or
+    /// sitting), times [`STATURE_PER_JOINT_EXTENT`].
     fn median_height_file(&self) -> f64 {
         let mut hs: Vec<f64> = self
             .sample_frames()
@@ -291,7 +323,7 @@ impl<'a> ClipFrames<'a> {
                 (hi - lo) / self.scale
             })
             .collect();
-        percentile(&mut hs, 0.6)
+        percentile(&mut hs, 0.95) * STATURE_PER_JOINT_EXTENT
     }
 }
 
