@@ -81,3 +81,48 @@ impl Character {
         names
     }
 }
+
+/// Inverse dynamics sampled over a whole clip.
+#[derive(Clone, Debug, Default)]
+pub struct TorqueTable {
+    /// Sample times, s.
+    pub times: Vec<f64>,
+    /// Per sample: joint torques τ (N·m, body-relative, order of [`Character::dof_names`]).
+    pub tau: Vec<Vec<f64>>,
+    /// Per sample: root force (N) and torque (N·m), world frame.
+    pub root: Vec<[f64; 6]>,
+    /// Wall time of the inverse dynamics alone (excluding reference sampling), µs per sample.
+    pub us_per_sample: f64,
+}
+
+impl Character {
+    /// Sample times from 0 to the clip's end every `step` seconds (last sample at the end).
+    pub fn sample_times(&self, step: f64) -> Vec<f64> {
+        let n = (self.reference.duration / step).floor() as usize;
+        (0..=n).map(|k| k as f64 * step).collect()
+    }
+
+    /// Feedforward torques by inverse dynamics (METHOD §6) every `step` seconds.
+    pub fn inverse_dynamics(&self, step: f64) -> TorqueTable {
+        use crate::dynamics::{InverseWorkspace, JointTorques, inverse_dynamics};
+        use crate::motion::kinematics::BodyKinematics;
+        let times = self.sample_times(step);
+        let mut kin = vec![BodyKinematics::default(); self.model.num_bodies()];
+        let mut scratch = Default::default();
+        let mut ws = InverseWorkspace::default();
+        let mut out = JointTorques::default();
+        let mut table = TorqueTable { times: times.clone(), ..Default::default() };
+        let mut id_time = std::time::Duration::ZERO;
+        for &t in &times {
+            self.reference.sample(&self.model, t, &mut scratch, &mut kin);
+            let t0 = std::time::Instant::now();
+            inverse_dynamics(&self.model, &kin, None, &mut ws, &mut out);
+            id_time += t0.elapsed();
+            table.tau.push(out.tau.clone());
+            let (f, m) = (out.root_force, out.root_torque);
+            table.root.push([f.x, f.y, f.z, m.x, m.y, m.z]);
+        }
+        table.us_per_sample = id_time.as_secs_f64() * 1e6 / times.len().max(1) as f64;
+        table
+    }
+}

@@ -1,1 +1,7 @@
-fn main() {}
+//! The `jostle` command line: see `jostle --help`.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::run()
+}

@@ -352,9 +352,12 @@ fn detect_position_conventions(clip: &Clip) -> Vec<PositionConvention> {
         .collect()
 }
 
-/// cgspeed CMU files start with a T-pose: every rotation channel ~0 in frame 0 while the
-/// following frames are posed.
+/// cgspeed CMU files start with a T-pose frame: round (integer-degree, often zero)
+/// joint angles, followed by a jump to the first real pose. Detected as either all-integer
+/// non-root rotations in frame 0 with a jump to frame 1, or a frame 0→1 jump five times
+/// larger than any of the next 30 frame-to-frame steps.
 fn is_tpose_frame(clip: &Clip) -> bool {
+    let root_cols = clip.joints.first().map_or(0, |j| j.channels.len());
     let rot_cols: Vec<usize> = clip
         .joints
         .iter()
@@ -365,23 +368,20 @@ fn is_tpose_frame(clip: &Clip) -> bool {
                 .filter(|(_, c)| c.is_rotation())
                 .map(move |(k, _)| j.first_column + k)
         })
+        .filter(|&c| c >= root_cols)
         .collect();
-    if rot_cols.len() < 6 {
+    if rot_cols.len() < 6 || clip.num_frames() < 3 {
         return false;
     }
-    // Skip the root's rotation (it can legitimately be anything).
-    let root_cols = clip.joints[0].channels.len();
+    let step = |f: usize| {
+        let (a, b) = (clip.frame(f), clip.frame(f + 1));
+        rot_cols.iter().map(|&c| (b[c] - a[c]).abs()).fold(0.0, f64::max)
+    };
+    let first = step(0);
     let f0 = clip.frame(0);
-    let f1 = clip.frame(1);
-    let zero = rot_cols
-        .iter()
-        .filter(|&&c| c >= root_cols)
-        .all(|&c| f0[c].abs() < 1e-3);
-    let moved = rot_cols
-        .iter()
-        .filter(|&&c| c >= root_cols)
-        .any(|&c| (f1[c] - f0[c]).abs() > 2.0);
-    zero && moved
+    let integers = rot_cols.iter().all(|&c| (f0[c] - f0[c].round()).abs() < 1e-9);
+    let later = (1..clip.num_frames().saturating_sub(1).min(31)).map(step).fold(0.0, f64::max);
+    (integers && first > 2.0) || (first > 5.0 && first > 5.0 * later)
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -1,0 +1,94 @@
+//! clap commands. Errors are reported with their full context chain, exit code 1.
+
+mod info;
+mod inverse;
+
+use clap::{Args, Parser, Subcommand};
+use jostle::character::CharacterOptions;
+use jostle::motion::reference::ReferenceOptions;
+use jostle::skeleton::{FrameOptions, ModelOptions, SkeletonSpec};
+use std::path::PathBuf;
+
+/// jostle: motion capture that reacts to physics.
+///
+/// Loads a BVH clip, builds a rigid-body model of the figure (capsules at 1000 kg/m³;
+/// ball, hinge and universal joints from a skeleton spec), fits a filtered C² reference
+/// motion and computes the joint torques that reproduce it (inverse dynamics).
+#[derive(Parser, Debug)]
+#[command(name = "jostle", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Summarise a clip and the physical model built from it.
+    Info(info::InfoArgs),
+    /// Compute feedforward joint torques (inverse dynamics) over a clip and write them as CSV.
+    Inverse(inverse::InverseArgs),
+}
+
+/// Options shared by every command that loads a clip.
+#[derive(Args, Debug, Clone)]
+pub struct LoadArgs {
+    /// Metres per file unit (default: detected from the figure's stature).
+    #[arg(long)]
+    pub scale: Option<f64>,
+    /// Keep a leading T-pose frame (dropped by default when detected).
+    #[arg(long)]
+    pub keep_first_frame: bool,
+    /// Skeleton spec TOML (default: a built-in spec chosen by joint names).
+    #[arg(long, value_name = "SPEC.toml")]
+    pub skeleton: Option<PathBuf>,
+    /// Low-pass cut-off of the reference fit, Hz (Butterworth, zero phase).
+    #[arg(long, default_value_t = 8.0)]
+    pub cutoff: f64,
+}
+
+impl LoadArgs {
+    /// Turn the flags into library options, reading the spec file if one is given.
+    pub fn options(&self) -> anyhow::Result<CharacterOptions> {
+        if let Some(s) = self.scale {
+            anyhow::ensure!(s.is_finite() && s > 0.0, "--scale must be a positive number of metres per file unit, got {s}");
+        }
+        anyhow::ensure!(self.cutoff > 0.0, "--cutoff must be positive (Hz), got {}", self.cutoff);
+        let spec = match &self.skeleton {
+            None => None,
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+                Some(SkeletonSpec::from_toml(&text, &p.display().to_string())?)
+            }
+        };
+        Ok(CharacterOptions {
+            model: ModelOptions {
+                frames: FrameOptions { scale: self.scale, keep_first_frame: self.keep_first_frame },
+                spec,
+            },
+            reference: ReferenceOptions { cutoff_hz: self.cutoff },
+        })
+    }
+}
+
+/// Parse the command line and run; print errors with their causes.
+pub fn run() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info(a) => info::run(&a),
+        Command::Inverse(a) => inverse::run(&a),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Write text atomically, naming the file in the error.
+pub fn write_output(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    jostle::export::write_atomic(path, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
