@@ -3,7 +3,7 @@
 
 use crate::mocap::{BvhError, Clip, load_bvh};
 use crate::motion::reference::{Reference, ReferenceError, ReferenceOptions};
-use crate::skeleton::{ModelError, ModelOptions, Model, build_model};
+use crate::skeleton::{Model, ModelError, ModelOptions, build_model};
 use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong turning a BVH file into a character.
@@ -60,12 +60,27 @@ impl Character {
     }
 
     /// Build from an already parsed clip (`path` is used in messages).
-    pub fn from_clip(clip: Clip, path: &Path, opts: &CharacterOptions) -> Result<Self, CharacterError> {
-        let model = build_model(&clip, &opts.model)
-            .map_err(|source| CharacterError::Model { path: path.into(), source })?;
-        let reference = Reference::fit(&model, &clip, &opts.reference)
-            .map_err(|source| CharacterError::Reference { path: path.into(), source })?;
-        Ok(Character { path: path.into(), clip, model, reference })
+    pub fn from_clip(
+        clip: Clip,
+        path: &Path,
+        opts: &CharacterOptions,
+    ) -> Result<Self, CharacterError> {
+        let model = build_model(&clip, &opts.model).map_err(|source| CharacterError::Model {
+            path: path.into(),
+            source,
+        })?;
+        let reference = Reference::fit(&model, &clip, &opts.reference).map_err(|source| {
+            CharacterError::Reference {
+                path: path.into(),
+                source,
+            }
+        })?;
+        Ok(Character {
+            path: path.into(),
+            clip,
+            model,
+            reference,
+        })
     }
 
     /// Column names of the joint DOF (`LeftLeg.hinge`, `LeftArm.x`, ...), in τ order.
@@ -111,10 +126,14 @@ impl Character {
         let mut scratch = Default::default();
         let mut ws = InverseWorkspace::default();
         let mut out = JointTorques::default();
-        let mut table = TorqueTable { times: times.clone(), ..Default::default() };
+        let mut table = TorqueTable {
+            times: times.clone(),
+            ..Default::default()
+        };
         let mut id_time = std::time::Duration::ZERO;
         for &t in &times {
-            self.reference.sample(&self.model, t, &mut scratch, &mut kin);
+            self.reference
+                .sample(&self.model, t, &mut scratch, &mut kin);
             let t0 = std::time::Instant::now();
             inverse_dynamics(&self.model, &kin, None, &mut ws, &mut out);
             id_time += t0.elapsed();

@@ -13,7 +13,11 @@ fn all_clips() -> Vec<std::path::PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
         .collect();
     v.sort();
-    assert!(v.len() >= 20, "expected the 20 shared clips, found {}", v.len());
+    assert!(
+        v.len() >= 20,
+        "expected the 20 shared clips, found {}",
+        v.len()
+    );
     v
 }
 
@@ -23,12 +27,31 @@ fn every_clip_yields_a_plausible_human_with_finite_torques() {
         let c = Character::load(&path, &CharacterOptions::default())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let (h, m) = (c.model.figure.height_m, c.model.total_mass());
-        eprintln!("{:45} {:.3} m {:6.1} kg {} bodies", path.file_name().unwrap().to_string_lossy(), h, m, c.model.num_bodies());
+        eprintln!(
+            "{:45} {:.3} m {:6.1} kg {} bodies",
+            path.file_name().unwrap().to_string_lossy(),
+            h,
+            m,
+            c.model.num_bodies()
+        );
         assert!((1.4..=2.0).contains(&h), "{}: height {h} m", path.display());
-        assert!((45.0..=110.0).contains(&m), "{}: mass {m} kg", path.display());
-        assert!(c.model.num_bodies() >= 15, "{}: only {} bodies", path.display(), c.model.num_bodies());
+        assert!(
+            (45.0..=110.0).contains(&m),
+            "{}: mass {m} kg",
+            path.display()
+        );
+        assert!(
+            c.model.num_bodies() >= 15,
+            "{}: only {} bodies",
+            path.display(),
+            c.model.num_bodies()
+        );
         let table = c.inverse_dynamics(1.0 / 120.0);
-        assert!(table.tau.iter().flatten().all(|v| v.is_finite()), "{}: non-finite torque", path.display());
+        assert!(
+            table.tau.iter().flatten().all(|v| v.is_finite()),
+            "{}: non-finite torque",
+            path.display()
+        );
         assert!(table.root.iter().flatten().all(|v| v.is_finite()));
         // Over a whole clip the hand of god carries the body weight on average (the mean
         // vertical acceleration of the COM is small): within 10 %, on clips of 4 s or more
@@ -38,7 +61,11 @@ fn every_clip_yields_a_plausible_human_with_finite_torques() {
         }
         let weight = m * 9.81;
         let mean_fy = table.root.iter().map(|r| r[1]).sum::<f64>() / table.root.len() as f64;
-        assert!((mean_fy - weight).abs() < 0.1 * weight, "{}: mean root force {mean_fy} N vs weight {weight} N", path.display());
+        assert!(
+            (mean_fy - weight).abs() < 0.1 * weight,
+            "{}: mean root force {mean_fy} N vs weight {weight} N",
+            path.display()
+        );
     }
 }
 
@@ -60,10 +87,18 @@ fn cmu_walk_hip_and_knee_torques_are_tens_of_newton_metres() {
             .map(|(i, _)| table.tau.iter().map(|t| t[i].abs()).fold(0.0, f64::max))
             .fold(0.0, f64::max)
     };
-    for (joint, lo, hi) in [("LeftUpLeg.", 10.0, 120.0), ("RightUpLeg.", 10.0, 120.0), ("LeftLeg.", 5.0, 80.0), ("RightLeg.", 5.0, 80.0)] {
+    for (joint, lo, hi) in [
+        ("LeftUpLeg.", 10.0, 120.0),
+        ("RightUpLeg.", 10.0, 120.0),
+        ("LeftLeg.", 5.0, 80.0),
+        ("RightLeg.", 5.0, 80.0),
+    ] {
         let p = peak(joint);
         eprintln!("{joint} peak {p:.1} N·m");
-        assert!((lo..=hi).contains(&p), "{joint}: peak torque {p} N·m outside [{lo}, {hi}]");
+        assert!(
+            (lo..=hi).contains(&p),
+            "{joint}: peak torque {p} N·m outside [{lo}, {hi}]"
+        );
     }
 }
 
@@ -77,26 +112,43 @@ fn cgspeed_tpose_frames_are_dropped_and_units_detected() {
         ("pymo_av_8walk_meredith.bvh", false, "in"),
         ("mixamo_freebvh.bvh", false, "cm"),
     ] {
-        let c = Character::load(&common::shared_dir().join(file), &CharacterOptions::default()).expect("loads");
-        assert_eq!(c.model.figure.first_frame == 1, tpose, "{file}: T-pose detection");
+        let c = Character::load(
+            &common::shared_dir().join(file),
+            &CharacterOptions::default(),
+        )
+        .expect("loads");
+        assert_eq!(
+            c.model.figure.first_frame == 1,
+            tpose,
+            "{file}: T-pose detection"
+        );
         assert_eq!(c.model.figure.unit, unit, "{file}: unit");
     }
     // --keep-first-frame keeps it
     let mut opts = CharacterOptions::default();
     opts.model.frames.keep_first_frame = true;
-    let c = Character::load(&common::shared_dir().join("cmu_walk_bvhmatlab.bvh"), &opts).expect("loads");
+    let c = Character::load(&common::shared_dir().join("cmu_walk_bvhmatlab.bvh"), &opts)
+        .expect("loads");
     assert_eq!(c.model.figure.first_frame, 0);
 }
 
 #[test]
 fn iclone_zup_rest_skeleton_and_bandai_carrier_root_give_upright_figures() {
     for file in ["iclone_cmu_02_01_walk.bvh", "bandai1_walk_normal_001.bvh"] {
-        let c = Character::load(&common::shared_dir().join(file), &CharacterOptions::default()).expect("loads");
+        let c = Character::load(
+            &common::shared_dir().join(file),
+            &CharacterOptions::default(),
+        )
+        .expect("loads");
         let mut kin = vec![Default::default(); c.model.num_bodies()];
-        c.reference.sample(&c.model, 0.5, &mut Default::default(), &mut kin);
+        c.reference
+            .sample(&c.model, 0.5, &mut Default::default(), &mut kin);
         let head = c.model.find_body("head").expect("head role");
         let foot = c.model.find_body("left_foot").expect("foot role");
         let k: &Vec<jostle::motion::kinematics::BodyKinematics> = &kin;
-        assert!(k[head].x.y - k[foot].x.y > 1.0, "{file}: head not above the feet");
+        assert!(
+            k[head].x.y - k[foot].x.y > 1.0,
+            "{file}: head not above the feet"
+        );
     }
 }

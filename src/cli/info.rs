@@ -114,12 +114,30 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
     let m = &c.model;
     let (ball, hinge, universal) = m.joint_type_counts();
     println!("{}", c.path.display());
-    println!("  frames       {} ({} used) at {:.4} s = {:.2} s", s["frames"], s["frames_used"], c.clip.frame_time, c.reference.duration);
-    println!("  joints       {} in the clip -> {} bodies, {} DOF (ball {ball}, hinge {hinge}, universal {universal})", c.clip.joints.len(), m.num_bodies(), m.dof());
+    println!(
+        "  frames       {} ({} used) at {:.4} s = {:.2} s",
+        s["frames"], s["frames_used"], c.clip.frame_time, c.reference.duration
+    );
+    println!(
+        "  joints       {} in the clip -> {} bodies, {} DOF (ball {ball}, hinge {hinge}, universal {universal})",
+        c.clip.joints.len(),
+        m.num_bodies(),
+        m.dof()
+    );
     println!("  skeleton     {}", m.spec_name);
-    println!("  units        {} (scale {} m/unit)", m.figure.unit, m.figure.scale);
-    println!("  figure       {:.2} m tall, {:.1} kg", m.figure.height_m, m.total_mass());
-    println!("  reference    {:.2} deg RMS from the raw mocap (filter + joint projection)", c.reference.mocap_rms_deg);
+    println!(
+        "  units        {} (scale {} m/unit)",
+        m.figure.unit, m.figure.scale
+    );
+    println!(
+        "  figure       {:.2} m tall, {:.1} kg",
+        m.figure.height_m,
+        m.total_mass()
+    );
+    println!(
+        "  reference    {:.2} deg RMS from the raw mocap (filter + joint projection)",
+        c.reference.mocap_rms_deg
+    );
     for n in &m.notes {
         println!("  note: {n}");
     }

@@ -32,7 +32,11 @@ pub struct InverseArgs {
 
 /// Run `jostle inverse`.
 pub fn run(a: &InverseArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(a.step.is_finite() && a.step > 0.0 && a.step <= 0.1, "--step must be in (0, 0.1] s, got {}", a.step);
+    anyhow::ensure!(
+        a.step.is_finite() && a.step > 0.0 && a.step <= 0.1,
+        "--step must be in (0, 0.1] s, got {}",
+        a.step
+    );
     let c = Character::load(&a.clip, &a.load.options()?)?;
     let table = c.inverse_dynamics(a.step);
     let names = c.dof_names();
@@ -50,14 +54,19 @@ pub fn run(a: &InverseArgs) -> anyhow::Result<()> {
     }
     write_output(&a.out, &csv)?;
     if let Some(p) = &a.kinematics {
-        let mut kcsv = String::from("time_s,body,x,y,z,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz,ax,ay,az,alphax,alphay,alphaz\n");
+        let mut kcsv = String::from(
+            "time_s,body,x,y,z,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz,ax,ay,az,alphax,alphay,alphaz\n",
+        );
         let mut kin = vec![BodyKinematics::default(); c.model.num_bodies()];
         let mut scratch = Default::default();
         for &t in &table.times {
             c.reference.sample(&c.model, t, &mut scratch, &mut kin);
             for (b, k) in kin.iter().enumerate() {
                 write!(kcsv, "{t},{}", c.model.bodies[b].name)?;
-                for v in [k.x.x, k.x.y, k.x.z, k.q.i, k.q.j, k.q.k, k.q.w, k.v.x, k.v.y, k.v.z, k.w.x, k.w.y, k.w.z, k.a.x, k.a.y, k.a.z, k.dw.x, k.dw.y, k.dw.z] {
+                for v in [
+                    k.x.x, k.x.y, k.x.z, k.q.i, k.q.j, k.q.k, k.q.w, k.v.x, k.v.y, k.v.z, k.w.x,
+                    k.w.y, k.w.z, k.a.x, k.a.y, k.a.z, k.dw.x, k.dw.y, k.dw.z,
+                ] {
                     write!(kcsv, ",{v}")?;
                 }
                 kcsv.push('\n');
@@ -68,7 +77,12 @@ pub fn run(a: &InverseArgs) -> anyhow::Result<()> {
     // Peak |τ| per DOF, largest first.
     let mut peaks: Vec<(usize, f64, f64)> = (0..names.len())
         .map(|i| {
-            let (k, v) = table.tau.iter().enumerate().map(|(k, tau)| (k, tau[i].abs())).fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+            let (k, v) = table
+                .tau
+                .iter()
+                .enumerate()
+                .map(|(k, tau)| (k, tau[i].abs()))
+                .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
             (i, v, table.times[k])
         })
         .collect();
@@ -90,13 +104,25 @@ pub fn run(a: &InverseArgs) -> anyhow::Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {
-        println!("{}: {} samples every {:.5} s, {} DOF -> {}", c.path.display(), table.times.len(), a.step, names.len(), a.out.display());
+        println!(
+            "{}: {} samples every {:.5} s, {} DOF -> {}",
+            c.path.display(),
+            table.times.len(),
+            a.step,
+            names.len(),
+            a.out.display()
+        );
         println!("  largest torques:");
         for (i, v, t) in peaks.iter().take(6) {
             println!("    {:28} {:8.1} N·m at {:.2} s", names[*i], v, t);
         }
-        println!("  root (hand of god) vertical force, mean {mean_root_fy:.1} N (body weight {weight:.1} N)");
-        println!("  inverse dynamics: {:.2} µs per sample", table.us_per_sample);
+        println!(
+            "  root (hand of god) vertical force, mean {mean_root_fy:.1} N (body weight {weight:.1} N)"
+        );
+        println!(
+            "  inverse dynamics: {:.2} µs per sample",
+            table.us_per_sample
+        );
     }
     Ok(())
 }

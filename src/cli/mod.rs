@@ -50,9 +50,16 @@ impl LoadArgs {
     /// Turn the flags into library options, reading the spec file if one is given.
     pub fn options(&self) -> anyhow::Result<CharacterOptions> {
         if let Some(s) = self.scale {
-            anyhow::ensure!(s.is_finite() && s > 0.0, "--scale must be a positive number of metres per file unit, got {s}");
+            anyhow::ensure!(
+                s.is_finite() && s > 0.0,
+                "--scale must be a positive number of metres per file unit, got {s}"
+            );
         }
-        anyhow::ensure!(self.cutoff > 0.0, "--cutoff must be positive (Hz), got {}", self.cutoff);
+        anyhow::ensure!(
+            self.cutoff > 0.0,
+            "--cutoff must be positive (Hz), got {}",
+            self.cutoff
+        );
         let spec = match &self.skeleton {
             None => None,
             Some(p) => {
@@ -63,10 +70,15 @@ impl LoadArgs {
         };
         Ok(CharacterOptions {
             model: ModelOptions {
-                frames: FrameOptions { scale: self.scale, keep_first_frame: self.keep_first_frame },
+                frames: FrameOptions {
+                    scale: self.scale,
+                    keep_first_frame: self.keep_first_frame,
+                },
                 spec,
             },
-            reference: ReferenceOptions { cutoff_hz: self.cutoff },
+            reference: ReferenceOptions {
+                cutoff_hz: self.cutoff,
+            },
         })
     }
 }
@@ -89,6 +101,10 @@ pub fn run() -> std::process::ExitCode {
 
 /// Write text atomically, naming the file in the error.
 pub fn write_output(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    }
     jostle::export::write_atomic(path, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }

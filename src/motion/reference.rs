@@ -100,7 +100,11 @@ fn unwrap_radians(x: &mut [f64]) {
 
 impl Reference {
     /// Fit the reference motion of `model` to the clip it was built from.
-    pub fn fit(model: &Model, clip: &Clip, opts: &ReferenceOptions) -> Result<Self, ReferenceError> {
+    pub fn fit(
+        model: &Model,
+        clip: &Clip,
+        opts: &ReferenceOptions,
+    ) -> Result<Self, ReferenceError> {
         if model.clip_joint_names.len() != clip.joints.len() {
             return Err(ReferenceError::Mismatch(format!(
                 "model has {} clip joints, clip has {}",
@@ -120,7 +124,10 @@ impl Reference {
         let mut nch = 7;
         for (b, body) in model.bodies.iter().enumerate() {
             if let Some(j) = &body.joint {
-                slots[b] = Some(ChannelSlot { offset: nch, kind: j.kind });
+                slots[b] = Some(ChannelSlot {
+                    offset: nch,
+                    kind: j.kind,
+                });
                 nch += match j.kind {
                     JointType::Ball => 4,
                     JointType::Hinge => 1,
@@ -132,24 +139,27 @@ impl Reference {
         let world: Vec<_> = (0..nf).map(|f| frames.world(f)).collect();
         let mut tracks: Vec<Vec<f64>> = vec![Vec::with_capacity(nf); nch];
         let rep0 = model.bodies[0].bvh_joint;
-        let mut root_q: Vec<Quaternion<f64>> = world.iter().map(|w| w[rep0].1.into_inner()).collect();
+        let mut root_q: Vec<Quaternion<f64>> =
+            world.iter().map(|w| w[rep0].1.into_inner()).collect();
         make_sign_continuous(&mut root_q);
         for (f, w) in world.iter().enumerate() {
-            for i in 0..3 {
-                tracks[i].push(w[rep0].0[i]);
+            for (i, tr) in tracks.iter_mut().take(3).enumerate() {
+                tr.push(w[rep0].0[i]);
             }
-            for i in 0..4 {
-                tracks[3 + i].push(root_q[f].coords[i]);
+            for (i, tr) in tracks.iter_mut().skip(3).take(4).enumerate() {
+                tr.push(root_q[f].coords[i]);
             }
         }
         let mut swing_rms_deg = vec![0.0; nb];
         let mut raw_rel: Vec<Vec<UnitQuaternion<f64>>> = vec![vec![]; nb];
         for (b, body) in model.bodies.iter().enumerate() {
-            let (Some(slot), Some(joint), Some(p)) = (slots[b], body.joint.as_ref(), body.parent) else {
+            let (Some(slot), Some(joint), Some(p)) = (slots[b], body.joint.as_ref(), body.parent)
+            else {
                 continue;
             };
             let (ra, rb) = (model.bodies[p].bvh_joint, body.bvh_joint);
-            let rel: Vec<UnitQuaternion<f64>> = world.iter().map(|w| w[ra].1.inverse() * w[rb].1).collect();
+            let rel: Vec<UnitQuaternion<f64>> =
+                world.iter().map(|w| w[ra].1.inverse() * w[rb].1).collect();
             match slot.kind {
                 JointType::Ball => {
                     let mut qs: Vec<Quaternion<f64>> = rel.iter().map(|q| q.into_inner()).collect();
@@ -213,7 +223,11 @@ impl Reference {
                 }
             }
         }
-        reference.mocap_rms_deg = if count > 0 { (sum / count as f64).sqrt() } else { 0.0 };
+        reference.mocap_rms_deg = if count > 0 {
+            (sum / count as f64).sqrt()
+        } else {
+            0.0
+        };
         reference.mocap_max_deg = max;
         Ok(reference)
     }
@@ -236,22 +250,35 @@ impl Reference {
         match slot.kind {
             JointType::Ball => {
                 let v4 = |x: &[f64]| Vector4::new(x[o], x[o + 1], x[o + 2], x[o + 3]);
-                let (q, w, dw) = normalized_quaternion_derivatives(&v4(&s.value), &v4(&s.d1), &v4(&s.d2));
+                let (q, w, dw) =
+                    normalized_quaternion_derivatives(&v4(&s.value), &v4(&s.d1), &v4(&s.d2));
                 JointMotion { q_rel: q, w, dw }
             }
             JointType::Hinge | JointType::Universal => {
                 let d = joint.dof();
-                joint_motion_from_angles(joint, &s.value[o..o + d], &s.d1[o..o + d], &s.d2[o..o + d])
+                joint_motion_from_angles(
+                    joint,
+                    &s.value[o..o + d],
+                    &s.d1[o..o + d],
+                    &s.d2[o..o + d],
+                )
             }
         }
     }
 
     /// Pose, twist and acceleration of every body at time `t` (s, clamped to the clip).
-    pub fn sample(&self, model: &Model, t: f64, s: &mut ReferenceScratch, out: &mut [BodyKinematics]) {
+    pub fn sample(
+        &self,
+        model: &Model,
+        t: f64,
+        s: &mut ReferenceScratch,
+        out: &mut [BodyKinematics],
+    ) {
         self.eval(t, s);
         let v3 = |x: &[f64]| Vector3::new(x[0], x[1], x[2]);
         let v4 = |x: &[f64]| Vector4::new(x[3], x[4], x[5], x[6]);
-        let (q, w_body, dw_body) = normalized_quaternion_derivatives(&v4(&s.value), &v4(&s.d1), &v4(&s.d2));
+        let (q, w_body, dw_body) =
+            normalized_quaternion_derivatives(&v4(&s.value), &v4(&s.d1), &v4(&s.d2));
         let root = RootMotion {
             p: v3(&s.value),
             q,
@@ -270,7 +297,13 @@ impl Reference {
     }
 
     /// Desired relative rotations and rates of every joint at time `t` (s).
-    pub fn joint_targets(&self, model: &Model, t: f64, s: &mut ReferenceScratch, out: &mut JointTargets) {
+    pub fn joint_targets(
+        &self,
+        model: &Model,
+        t: f64,
+        s: &mut ReferenceScratch,
+        out: &mut JointTargets,
+    ) {
         self.eval(t, s);
         let n = model.bodies.len();
         out.q_rel.resize(n, UnitQuaternion::identity());

@@ -36,7 +36,9 @@ pub enum ModelError {
 }
 
 /// Name parts of rig helper bones that get no shape of their own.
-const HELPER_KEYWORDS: [&str; 8] = ["twist", "share", "breast", "facial", "jaw", "tongue", "teeth", "eye"];
+const HELPER_KEYWORDS: [&str; 8] = [
+    "twist", "share", "breast", "facial", "jaw", "tongue", "teeth", "eye",
+];
 
 /// Fraction of the figure height below which a joint's offset counts as zero (merge).
 const ZERO_OFFSET_FRACTION: f64 = 0.005;
@@ -406,11 +408,15 @@ fn stature_from_bones(frames: &ClipFrames, roles: &BTreeMap<Role, usize>) -> Opt
         (Role::RightThigh, Role::RightShin, Role::RightFoot),
     ] {
         let (t, s, f) = (get(thigh)?, get(shin)?, get(foot)?);
-        let drop = sample.iter().map(|w| {
-            let d = w[t].0 - w[pelvis].0;
-            // vertical part of pelvis → hip joint, in the pelvis frame's own "down"
-            (w[pelvis].1.inverse() * d).norm().min(d.norm()) * 0.5
-        }).sum::<f64>() / sample.len() as f64;
+        let drop = sample
+            .iter()
+            .map(|w| {
+                let d = w[t].0 - w[pelvis].0;
+                // vertical part of pelvis → hip joint, in the pelvis frame's own "down"
+                (w[pelvis].1.inverse() * d).norm().min(d.norm()) * 0.5
+            })
+            .sum::<f64>()
+            / sample.len() as f64;
         legs.push(dist(t, s) + dist(s, f) + drop);
     }
     let leg = legs.iter().sum::<f64>() / legs.len() as f64;
@@ -423,7 +429,9 @@ fn stature_from_bones(frames: &ClipFrames, roles: &BTreeMap<Role, usize>) -> Opt
         j = p;
     }
     // head top: its End Site or farthest descendant, at least a typical 0.12 of the trunk
-    let mut top: f64 = clip.joints[head].end_site.map_or(0.0, |e| (e * frames.scale).norm());
+    let mut top: f64 = clip.joints[head]
+        .end_site
+        .map_or(0.0, |e| (e * frames.scale).norm());
     for (k, jt) in clip.joints.iter().enumerate() {
         let mut a = jt.parent;
         while let Some(p) = a {

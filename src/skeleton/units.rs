@@ -130,7 +130,11 @@ impl<'a> ClipFrames<'a> {
     }
 
     /// Choose the unit (or apply a user scale) from the figure's stature in file units.
-    pub fn set_units(&mut self, height_file: f64, user_scale: Option<f64>) -> Result<(), FigureError> {
+    pub fn set_units(
+        &mut self,
+        height_file: f64,
+        user_scale: Option<f64>,
+    ) -> Result<(), FigureError> {
         let frames = self;
         if !(height_file.is_finite() && height_file > 0.0) {
             return Err(FigureError::Degenerate(
@@ -180,7 +184,13 @@ impl<'a> ClipFrames<'a> {
             position_convention: figure
                 .absolute_positions
                 .iter()
-                .map(|a| if *a { PositionConvention::Absolute } else { PositionConvention::RelativeToOffset })
+                .map(|a| {
+                    if *a {
+                        PositionConvention::Absolute
+                    } else {
+                        PositionConvention::RelativeToOffset
+                    }
+                })
                 .collect(),
             height_m: figure.height_m,
             notes: vec![],
@@ -375,12 +385,19 @@ fn is_tpose_frame(clip: &Clip) -> bool {
     }
     let step = |f: usize| {
         let (a, b) = (clip.frame(f), clip.frame(f + 1));
-        rot_cols.iter().map(|&c| (b[c] - a[c]).abs()).fold(0.0, f64::max)
+        rot_cols
+            .iter()
+            .map(|&c| (b[c] - a[c]).abs())
+            .fold(0.0, f64::max)
     };
     let first = step(0);
     let f0 = clip.frame(0);
-    let integers = rot_cols.iter().all(|&c| (f0[c] - f0[c].round()).abs() < 1e-9);
-    let later = (1..clip.num_frames().saturating_sub(1).min(31)).map(step).fold(0.0, f64::max);
+    let integers = rot_cols
+        .iter()
+        .all(|&c| (f0[c] - f0[c].round()).abs() < 1e-9);
+    let later = (1..clip.num_frames().saturating_sub(1).min(31))
+        .map(step)
+        .fold(0.0, f64::max);
     (integers && first > 2.0) || (first > 5.0 && first > 5.0 * later)
 }
 
