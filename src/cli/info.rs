@@ -46,8 +46,20 @@ pub fn summary(c: &Character) -> Value {
         "height_m": m.figure.height_m,
         "mass_kg": m.total_mass(),
         "reference_vs_mocap_rms_deg": c.reference.mocap_rms_deg,
+        "discarded_swing_rms_deg": discarded_swing(c),
         "warnings": m.notes,
     })
+}
+
+/// Per hinge/universal joint: RMS of the mocap rotation the joint cannot represent, degrees.
+fn discarded_swing(c: &Character) -> serde_json::Map<String, Value> {
+    c.model
+        .bodies
+        .iter()
+        .zip(&c.reference.swing_rms_deg)
+        .filter(|(b, _)| b.joint.as_ref().is_some_and(|j| j.kind != JointType::Ball))
+        .map(|(b, s)| (b.name.clone(), json!(s)))
+        .collect()
 }
 
 /// The model in a form another engine can rebuild: rest pose = the reference at t = 0.
@@ -138,6 +150,13 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
         "  reference    {:.2} deg RMS from the raw mocap (filter + joint projection)",
         c.reference.mocap_rms_deg
     );
+    let swing: Vec<String> = discarded_swing(&c)
+        .iter()
+        .map(|(k, v)| format!("{k} {:.1}°", v.as_f64().unwrap_or(0.0)))
+        .collect();
+    if !swing.is_empty() {
+        println!("  hinge fit    discarded swing (RMS): {}", swing.join(", "));
+    }
     for n in &m.notes {
         println!("  note: {n}");
     }

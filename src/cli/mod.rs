@@ -93,7 +93,8 @@ pub fn run() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Our error messages already embed their causes; `{:#}` would repeat them.
+            eprintln!("error: {e}");
             std::process::ExitCode::FAILURE
         }
     }
