@@ -488,3 +488,14 @@ fn prefixes_and_mutations_never_panic() {
         check(&String::from_utf8_lossy(&bytes));
     }
 }
+
+#[test]
+fn messages_escape_control_characters_and_cut_long_tokens() {
+    expect_err(
+        "HIERARCHY\nROOT a\n{\nOFF\u{1}SET 0 0 0\n",
+        4,
+        "'OFF\\u{1}SET'",
+    );
+    let long = "x".repeat(100);
+    expect_err(&format!("{long}\n"), 1, &format!("'{}…'", "x".repeat(40)));
+}

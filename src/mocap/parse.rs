@@ -845,14 +845,20 @@ fn not_a_number(t: &str, what: &str) -> String {
     )
 }
 
-/// A token for an error message, cut to a readable length.
+/// A token for an error message: control characters escaped, cut to a readable length.
 fn shorten(t: &str) -> String {
     const MAX: usize = 40;
-    if t.chars().count() <= MAX {
-        t.to_string()
-    } else {
-        let mut s: String = t.chars().take(MAX).collect();
-        s.push('…');
-        s
+    let mut s = String::new();
+    for (i, c) in t.chars().enumerate() {
+        if i == MAX {
+            s.push('…');
+            break;
+        }
+        if c.is_control() {
+            s.extend(c.escape_default());
+        } else {
+            s.push(c);
+        }
     }
+    s
 }
