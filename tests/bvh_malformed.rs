@@ -488,3 +488,36 @@ fn prefixes_and_mutations_never_panic() {
         check(&String::from_utf8_lossy(&bytes));
     }
 }
+
+#[test]
+fn messages_escape_control_characters_and_cut_long_tokens() {
+    expect_err(
+        "HIERARCHY\nROOT a\n{\nOFF\u{1}SET 0 0 0\n",
+        4,
+        "'OFF\\u{1}SET'",
+    );
+    let long = "x".repeat(100);
+    expect_err(&format!("{long}\n"), 1, &format!("'{}…'", "x".repeat(40)));
+}
+
+#[test]
+fn absurd_nesting_is_rejected() {
+    let mut text = String::from("HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n");
+    for _ in 0..1000 {
+        text.push_str("JOINT j\n{\nOFFSET 0 1 0\n");
+    }
+    // 1000 open blocks are fine up to the 1000th JOINT (depth 1000 including ROOT) ...
+    expect_err(&text, 6 + 999 * 3, "nested more than 1000 deep");
+    // ... and depth 1000 itself parses.
+    let mut ok = String::from("HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n");
+    for _ in 0..999 {
+        ok.push_str("JOINT j\n{\nOFFSET 0 1 0\n");
+    }
+    ok.push_str(&"}\n".repeat(1000));
+    ok.push_str("MOTION\nFrames: 1\nFrame Time: 1\n5\n");
+    let c = parse_bvh(&ok, "deep").unwrap();
+    assert_eq!(c.joints.len(), 1000);
+    assert_eq!(c.joints[999].parent, Some(998));
+    let again = parse_bvh(&write_bvh_string(&c), "w").unwrap();
+    assert_eq!(common::without_lines(&again), common::without_lines(&c));
+}

@@ -464,3 +464,26 @@ fn error_display_is_file_colon_line() {
     let s = e.to_string();
     assert!(s.starts_with("clip.bvh:2: "), "{s}");
 }
+
+/// The committed fuzz seeds do what their names say (so the corpus starts meaningful).
+#[test]
+fn fuzz_seeds_parse_as_intended() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+    for (name, ok) in [
+        ("tiny.bvh", true),
+        ("crlf_odd.bvh", true),
+        ("leaf_joint.bvh", true),
+        ("huge_frames.bvh", false),
+        ("bad.bvh", false),
+    ] {
+        let r = load_bvh(&dir.join(name));
+        assert_eq!(r.is_ok(), ok, "{name}: {r:?}");
+    }
+    let c = load_bvh(&dir.join("crlf_odd.bvh")).unwrap();
+    assert_eq!(c.joints[1].name, "Left Arm");
+    assert_eq!(c.joints[0].end_site.map(|e| e.y), Some(1.0));
+    let c = load_bvh(&dir.join("leaf_joint.bvh")).unwrap();
+    assert_eq!(c.num_frames(), 3);
+    assert_eq!(c.joints[2].parent, Some(1));
+    assert_eq!(c.joints[2].first_column, 7);
+}

@@ -11,6 +11,10 @@ use nalgebra::Vector3;
 use std::path::Path;
 use std::str::SplitAsciiWhitespace;
 
+/// Deepest joint nesting accepted (real skeletons are < 50 deep); bounds the stack and the
+/// size of written files (indentation grows with depth).
+const MAX_DEPTH: usize = 1000;
+
 /// Parse BVH text. `file` names the source in error messages.
 pub fn parse_bvh(text: &str, file: &str) -> Result<Clip, BvhError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -274,6 +278,15 @@ impl<'a> Parser<'a, '_> {
                             None => "JOINT before ROOT: the hierarchy must start with ROOT",
                             Some(_) => "JOINT after the ROOT block was closed (extra '}' above?)",
                         },
+                    ));
+                }
+                if stack.len() >= MAX_DEPTH {
+                    return Err(self.err(
+                        line,
+                        format!(
+                            "joints nested more than {MAX_DEPTH} deep: not a skeleton \
+                             (missing '}}'?)"
+                        ),
                     ));
                 }
                 let name = self.joint_name(line, tok)?;
@@ -845,14 +858,20 @@ fn not_a_number(t: &str, what: &str) -> String {
     )
 }
 
-/// A token for an error message, cut to a readable length.
+/// A token for an error message: control characters escaped, cut to a readable length.
 fn shorten(t: &str) -> String {
     const MAX: usize = 40;
-    if t.chars().count() <= MAX {
-        t.to_string()
-    } else {
-        let mut s: String = t.chars().take(MAX).collect();
-        s.push('…');
-        s
+    let mut s = String::new();
+    for (i, c) in t.chars().enumerate() {
+        if i == MAX {
+            s.push('…');
+            break;
+        }
+        if c.is_control() {
+            s.extend(c.escape_default());
+        } else {
+            s.push(c);
+        }
     }
+    s
 }
