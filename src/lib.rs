@@ -19,6 +19,7 @@ pub mod dynamics;
 pub mod export;
 pub mod mocap;
 pub mod motion;
+pub mod sim;
 pub mod skeleton;
 
 pub use character::{Character, CharacterError, CharacterOptions};

@@ -1,4 +1,8 @@
-//! Writing results: atomic file writes, CSV/JSON reports (glTF and BVH export join here).
+//! Writing results: atomic file writes, BVH and glTF of trajectories, reports.
+
+pub mod bvh;
+pub mod gltf;
+pub mod pose;
 
 use std::io::Write;
 use std::path::Path;

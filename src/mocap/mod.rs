@@ -2,6 +2,7 @@
 
 mod clip;
 mod error;
+pub mod euler;
 mod parse;
 mod write;
 

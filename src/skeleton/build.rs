@@ -323,13 +323,51 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
             .collect();
     }
 
+    // Merged joints between two bodies are frozen at their mean local transform; the
+    // child's anchor is the frozen chain, so model and export agree exactly.
+    let mean_local = |k: usize| -> (Vector3<f64>, UnitQuaternion<f64>) {
+        let Some(p) = clip.joints[k].parent else {
+            return (Vector3::zeros(), UnitQuaternion::identity());
+        };
+        let t: Vector3<f64> = world
+            .iter()
+            .map(|w| w[p].1.inverse() * (w[k].0 - w[p].0))
+            .sum::<Vector3<f64>>()
+            / nf as f64;
+        let qs: Vec<UnitQuaternion<f64>> =
+            world.iter().map(|w| w[p].1.inverse() * w[k].1).collect();
+        (t, mean_rotation(&qs))
+    };
+    let mut frozen: Vec<Option<(Vector3<f64>, UnitQuaternion<f64>)>> = vec![None; nj];
+    for b in &bodies {
+        let mut k = clip.joints[b.bvh_joint].parent;
+        while let Some(m) = k {
+            if owner[m].is_none() || bodies.iter().any(|x| x.bvh_joint == m) {
+                break;
+            }
+            if frozen[m].is_none() {
+                frozen[m] = Some(mean_local(m));
+            }
+            k = clip.joints[m].parent;
+        }
+    }
+
     // Joints.
     for bi in 1..bodies.len() {
         let Some(pi) = bodies[bi].parent else {
             continue;
         };
         let (ra, rb) = (bodies[pi].bvh_joint, bodies[bi].bvh_joint);
-        let point_in_parent = mean_in_body(&bodies[pi], &|f| world[f][rb].0);
+        let mut point_in_parent = mean_local(rb).0;
+        let mut k = clip.joints[rb].parent;
+        while let Some(m) = k {
+            if m == ra {
+                break;
+            }
+            let (t, q) = frozen[m].unwrap_or_else(|| mean_local(m));
+            point_in_parent = t + q * point_in_parent;
+            k = clip.joints[m].parent;
+        }
         let rel: Vec<UnitQuaternion<f64>> = (0..nf)
             .map(|f| world[f][ra].1.inverse() * world[f][rb].1)
             .collect();
@@ -383,6 +421,7 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
         spec_name,
         figure,
         owner,
+        frozen,
         clip_joint_names: clip.joints.iter().map(|j| j.name.clone()).collect(),
         notes,
     })

@@ -87,6 +87,7 @@ impl ModelBuilder {
                 height_m: 0.0,
             },
             owner: (0..n).map(Some).collect(),
+            frozen: vec![None; n],
             clip_joint_names: (0..n).map(|i| format!("body{i}")).collect(),
             notes: vec![],
         }

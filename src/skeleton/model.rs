@@ -112,6 +112,10 @@ pub struct Model {
     pub figure: FigureInfo,
     /// Per clip joint: the body it belongs to (`None` for static carriers above the root).
     pub owner: Vec<Option<usize>>,
+    /// Per clip joint: the fixed local transform (translation m, rotation) of a merged joint
+    /// that lies between two bodies (CMU's clavicles, zero-length hip joints): the model is
+    /// rigid there, so the joint is frozen at its mean over the clip. `None` elsewhere.
+    pub frozen: Vec<Option<(Vector3<f64>, UnitQuaternion<f64>)>>,
     /// Names of the clip joints (same indexing as `owner`).
     pub clip_joint_names: Vec<String>,
     /// Things the user should know (merges, conventions, dropped frames).

@@ -1,0 +1,82 @@
+//! BVH of a trajectory in the input's own hierarchy, offsets, channel orders, units and
+//! frame time, so it goes back into the tools that made the input.
+
+use super::pose::{joint_world_transforms, local_transforms};
+use crate::mocap::euler::decompose;
+use crate::mocap::{Channel, Clip};
+use crate::sim::Trajectory;
+use crate::skeleton::{ClipFrames, Model, PositionConvention};
+
+/// A copy of `clip` whose motion is `traj` (one trajectory frame per clip frame used;
+/// `None` re-exports the mocap itself). A dropped T-pose frame is kept as it was.
+pub fn clip_with_trajectory(model: &Model, clip: &Clip, traj: Option<&Trajectory>) -> Clip {
+    let frames = ClipFrames::from_figure(clip, &model.figure);
+    let n = traj.map_or(frames.num_frames(), |t| {
+        t.num_frames().min(frames.num_frames())
+    });
+    let nc = clip.num_channels;
+    let first = model.figure.first_frame;
+    let mut values = Vec::with_capacity((first + n) * nc);
+    values.extend_from_slice(&clip.values[..first * nc]);
+    let to_file = model.figure.to_world.inverse();
+    let scale = model.figure.scale;
+    for f in 0..n {
+        let world = joint_world_transforms(model, &frames, f, traj.map(|t| t.poses[f].as_slice()));
+        let local = local_transforms(clip, &world);
+        let src = clip.frame(first + f);
+        let mut row = vec![0.0; nc];
+        for (j, joint) in clip.joints.iter().enumerate() {
+            let (mut t, mut q) = local[j];
+            if joint.parent.is_none() {
+                t = to_file * t;
+                q = to_file * q;
+            }
+            let t = t / scale;
+            let rot: Vec<Channel> = joint
+                .channels
+                .iter()
+                .copied()
+                .filter(|c| c.is_rotation())
+                .collect();
+            let prev: Vec<f64> = joint
+                .channels
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.is_rotation())
+                .map(|(k, _)| {
+                    if f == 0 {
+                        src[joint.first_column + k]
+                    } else {
+                        values[values.len() - nc + joint.first_column + k]
+                    }
+                })
+                .collect();
+            let angles = if rot.is_empty() {
+                vec![]
+            } else {
+                decompose(&q, &rot, &prev)
+            };
+            let mut r = 0;
+            for (k, c) in joint.channels.iter().enumerate() {
+                row[joint.first_column + k] = if c.is_rotation() {
+                    r += 1;
+                    angles[r - 1]
+                } else {
+                    let v = t.dot(&c.axis());
+                    if frames.position_convention[j] == PositionConvention::RelativeToOffset {
+                        v - joint.offset.dot(&c.axis())
+                    } else {
+                        v
+                    }
+                };
+            }
+        }
+        values.extend_from_slice(&row);
+    }
+    Clip {
+        joints: clip.joints.clone(),
+        frame_time: clip.frame_time,
+        num_channels: nc,
+        values,
+    }
+}

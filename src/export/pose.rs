@@ -1,0 +1,59 @@
+//! From body poses back to every clip joint's transform (the inverse of the model build):
+//! body joints take the simulated pose, merged joints (fingers, toes, zero-length bones)
+//! ride on their body with the mocap's own relative motion, carriers follow the mocap.
+
+use crate::mocap::Clip;
+use crate::sim::BodyPose;
+use crate::skeleton::{ClipFrames, Model};
+use nalgebra::{UnitQuaternion, Vector3};
+
+/// A rigid transform: translation (m) and rotation.
+pub type Transform = (Vector3<f64>, UnitQuaternion<f64>);
+
+/// World transform (m, Y up) of every clip joint in used frame `f`, given the bodies' poses
+/// (`None`: the mocap itself).
+pub fn joint_world_transforms(
+    model: &Model,
+    frames: &ClipFrames,
+    f: usize,
+    bodies: Option<&[BodyPose]>,
+) -> Vec<Transform> {
+    let mocap = frames.world(f);
+    let Some(bodies) = bodies else { return mocap };
+    let clip: &Clip = frames.clip;
+    let mut out = mocap.clone();
+    for (j, owner) in model.owner.iter().enumerate().take(clip.joints.len()) {
+        let Some(b) = *owner else { continue };
+        let body = &model.bodies[b];
+        let pose = &bodies[b];
+        let joint_point = pose.x - pose.q * body.com;
+        if body.bvh_joint == j {
+            out[j] = (joint_point, pose.q);
+        } else if let (Some((t, q)), Some(p)) = (model.frozen[j], clip.joints[j].parent) {
+            let (pp, pq) = out[p];
+            out[j] = (pp + pq * t, pq * q);
+        } else {
+            let (pr, qr) = mocap[body.bvh_joint];
+            let rel_t = qr.inverse() * (mocap[j].0 - pr);
+            let rel_q = qr.inverse() * mocap[j].1;
+            out[j] = (joint_point + pose.q * rel_t, pose.q * rel_q);
+        }
+    }
+    out
+}
+
+/// Local transforms (relative to the parent joint; the root's relative to the world) from
+/// world transforms.
+pub fn local_transforms(clip: &Clip, world: &[Transform]) -> Vec<Transform> {
+    clip.joints
+        .iter()
+        .enumerate()
+        .map(|(j, joint)| match joint.parent {
+            None => world[j],
+            Some(p) => {
+                let (pp, pq) = world[p];
+                (pq.inverse() * (world[j].0 - pp), pq.inverse() * world[j].1)
+            }
+        })
+        .collect()
+}
