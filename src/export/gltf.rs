@@ -49,7 +49,7 @@ impl Bin {
         bytes: &[u8],
         target: Option<json::buffer::Target>,
     ) -> Index<json::buffer::View> {
-        while self.data.len() % 4 != 0 {
+        while !self.data.len().is_multiple_of(4) {
             self.data.push(0);
         }
         let off = self.data.len();
@@ -539,7 +539,7 @@ pub fn glb_bytes(
     for a in anims {
         root.push(a);
     }
-    while bin.data.len() % 4 != 0 {
+    while !bin.data.len().is_multiple_of(4) {
         bin.data.push(0);
     }
     root.push(json::Buffer {
