@@ -61,5 +61,55 @@ fn pipeline(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pipeline);
+fn export(c: &mut Criterion) {
+    use jostle::export::bvh::clip_with_trajectory;
+    use jostle::export::gltf::glb_bytes;
+    use jostle::mocap::write_bvh_string;
+    use jostle::sim::Trajectory;
+    use jostle::{Character, CharacterOptions};
+    let mut g = c.benchmark_group("export");
+    g.sample_size(10);
+    for file in [
+        "bandai1_kick_normal_001.bvh",
+        "iclone_cmu_05_02_dance_pirouette.bvh",
+    ] {
+        let path =
+            std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/mocap/"))
+                .join(file);
+        let ch = Character::load(&path, &CharacterOptions::default()).expect("loads");
+        let n = ch.clip.num_frames() - ch.model.figure.first_frame;
+        let traj = Trajectory::from_reference(&ch.model, &ch.reference, ch.clip.frame_time, n);
+        let (bytes, _) =
+            glb_bytes(&ch.model, &ch.clip, &traj, &serde_json::Value::Null).expect("glb");
+        let label = format!(
+            "{file} ({:.1} s, {} joints, glb {} kB)",
+            ch.reference.duration,
+            ch.clip.joints.len(),
+            bytes.len() / 1024
+        );
+        g.bench_function(format!("glb {label}"), |b| {
+            b.iter(|| {
+                glb_bytes(
+                    &ch.model,
+                    &ch.clip,
+                    black_box(&traj),
+                    &serde_json::Value::Null,
+                )
+                .expect("glb")
+            })
+        });
+        g.bench_function(format!("bvh {label}"), |b| {
+            b.iter(|| {
+                write_bvh_string(&clip_with_trajectory(
+                    &ch.model,
+                    &ch.clip,
+                    Some(black_box(&traj)),
+                ))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pipeline, export);
 criterion_main!(benches);
