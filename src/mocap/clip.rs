@@ -99,7 +99,10 @@ pub struct Clip {
 impl Clip {
     /// Number of frames.
     pub fn num_frames(&self) -> usize {
-        self.values.len().checked_div(self.num_channels).unwrap_or(0)
+        self.values
+            .len()
+            .checked_div(self.num_channels)
+            .unwrap_or(0)
     }
 
     /// Duration in seconds (frames × frame time).
