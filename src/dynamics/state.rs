@@ -1,0 +1,190 @@
+//! Per-step simulation data (METHOD §1, §2): every body's pose and twist at one instant,
+//! kept apart from the immutable [`Model`] (the split MuJoCo makes between mjModel and
+//! mjData). A step turns one [`State`] into the next.
+
+use crate::motion::kinematics::BodyKinematics;
+use crate::skeleton::Model;
+use nalgebra::{UnitQuaternion, Vector3, Vector6};
+
+/// Pose and twist of one rigid body (world frame, COM).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyState {
+    /// COM position, m.
+    pub x: Vector3<f64>,
+    /// Orientation R (body → world).
+    pub q: UnitQuaternion<f64>,
+    /// COM velocity, m/s.
+    pub v: Vector3<f64>,
+    /// Angular velocity, world frame, rad/s.
+    pub w: Vector3<f64>,
+}
+
+impl Default for BodyState {
+    fn default() -> Self {
+        BodyState {
+            x: Vector3::zeros(),
+            q: UnitQuaternion::identity(),
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+        }
+    }
+}
+
+impl From<&BodyKinematics> for BodyState {
+    fn from(k: &BodyKinematics) -> Self {
+        BodyState {
+            x: k.x,
+            q: k.q,
+            v: k.v,
+            w: k.w,
+        }
+    }
+}
+
+impl From<BodyKinematics> for BodyState {
+    fn from(k: BodyKinematics) -> Self {
+        (&k).into()
+    }
+}
+
+impl BodyState {
+    /// The generalised velocity (v, ω) of this body: m/s, rad/s.
+    #[inline]
+    pub fn twist(&self) -> Vector6<f64> {
+        Vector6::new(self.v.x, self.v.y, self.v.z, self.w.x, self.w.y, self.w.z)
+    }
+
+    /// Set (v, ω) from a 6-vector (m/s, rad/s).
+    #[inline]
+    pub fn set_twist(&mut self, u: &Vector6<f64>) {
+        self.v = u.fixed_rows::<3>(0).into_owned();
+        self.w = u.fixed_rows::<3>(3).into_owned();
+    }
+
+    /// Displace the pose by a twist (δx in m, δθ in rad, world frame, METHOD §2):
+    /// x ← x + δx, R ← exp([δθ]×) R.
+    #[inline]
+    pub fn displace(&mut self, dx: &Vector3<f64>, dtheta: &Vector3<f64>) {
+        self.x += dx;
+        self.q = renormalize(UnitQuaternion::from_scaled_axis(*dtheta) * self.q);
+    }
+
+    /// World-frame inertia about the COM, R Ī Rᵀ (kg·m²) for body-frame inertia `inertia`.
+    #[inline]
+    pub fn world_inertia(&self, inertia: &nalgebra::Matrix3<f64>) -> nalgebra::Matrix3<f64> {
+        let r = self.q.to_rotation_matrix();
+        r.matrix() * inertia * r.matrix().transpose()
+    }
+}
+
+/// Renormalise a unit quaternion whose norm has drifted by round-off.
+#[inline]
+pub(crate) fn renormalize(q: UnitQuaternion<f64>) -> UnitQuaternion<f64> {
+    UnitQuaternion::new_normalize(q.into_inner())
+}
+
+/// The state of every body at time `t` (bodies in model order, parents first).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct State {
+    /// One entry per model body.
+    pub bodies: Vec<BodyState>,
+    /// Time, s.
+    pub t: f64,
+}
+
+impl State {
+    /// A state from forward-kinematics output (accelerations are dropped).
+    pub fn from_kinematics(kin: &[BodyKinematics], t: f64) -> State {
+        State {
+            bodies: kin.iter().map(BodyState::from).collect(),
+            t,
+        }
+    }
+
+    /// Kinetic energy Σ ½ m|v|² + ½ ωᵀ(R Ī Rᵀ)ω, J.
+    pub fn kinetic_energy(&self, model: &Model) -> f64 {
+        model
+            .bodies
+            .iter()
+            .zip(&self.bodies)
+            .map(|(b, s)| {
+                0.5 * b.mass * s.v.norm_squared()
+                    + 0.5 * s.w.dot(&(s.world_inertia(&b.inertia) * s.w))
+            })
+            .sum()
+    }
+
+    /// Gravitational potential energy −Σ m g·x (zero at the world origin), J.
+    pub fn potential_energy(&self, model: &Model) -> f64 {
+        model
+            .bodies
+            .iter()
+            .zip(&self.bodies)
+            .map(|(b, s)| -b.mass * model.gravity.dot(&s.x))
+            .sum()
+    }
+
+    /// Total linear momentum Σ m v, kg·m/s.
+    pub fn linear_momentum(&self, model: &Model) -> Vector3<f64> {
+        model
+            .bodies
+            .iter()
+            .zip(&self.bodies)
+            .map(|(b, s)| s.v * b.mass)
+            .sum()
+    }
+
+    /// Total angular momentum about the world origin, Σ (x × m v + R Ī Rᵀ ω), kg·m²/s.
+    pub fn angular_momentum(&self, model: &Model) -> Vector3<f64> {
+        model
+            .bodies
+            .iter()
+            .zip(&self.bodies)
+            .map(|(b, s)| s.x.cross(&(s.v * b.mass)) + s.world_inertia(&b.inertia) * s.w)
+            .sum()
+    }
+
+    /// Largest joint separation |(x_a + r_a) − (x_b + r_b)| over all joints, m (the
+    /// thesis' measure of constraint drift, §5.2.1).
+    pub fn max_joint_separation(&self, model: &Model) -> f64 {
+        self.joint_errors(model).0
+    }
+
+    /// Largest joint separation (m) and largest forbidden-axis rotation error (rad).
+    pub fn joint_errors(&self, model: &Model) -> (f64, f64) {
+        let mut lin: f64 = 0.0;
+        let mut rot: f64 = 0.0;
+        for (b, body) in model.bodies.iter().enumerate() {
+            let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else {
+                continue;
+            };
+            let (sa, sb) = (&self.bodies[a], &self.bodies[b]);
+            let (gl, gr) = j.position_error(&sa.x, &sa.q, &sb.x, &sb.q);
+            lin = lin.max(gl.norm());
+            for g in gr.iter().take(3 - j.dof()) {
+                rot = rot.max(g.abs());
+            }
+        }
+        (lin, rot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn displace_rotates_in_world_frame() {
+        let mut s = BodyState {
+            q: UnitQuaternion::from_scaled_axis(Vector3::new(0.0, 0.0, 0.5)),
+            ..Default::default()
+        };
+        s.displace(&Vector3::new(1.0, 0.0, 0.0), &Vector3::new(0.0, 0.0, 0.25));
+        assert_eq!(s.x, Vector3::new(1.0, 0.0, 0.0));
+        assert!((s.q.scaled_axis() - Vector3::new(0.0, 0.0, 0.75)).norm() < 1e-15);
+        let mut u = Vector6::zeros();
+        u[4] = 2.0;
+        s.set_twist(&u);
+        assert_eq!(s.twist(), u);
+    }
+}

@@ -1,0 +1,792 @@
+//! The linearly implicit step (METHOD §8; thesis §2.7.4, eq. 2.50–2.55; Anitescu & Potra).
+//!
+//! Backward Euler `M(u⁺ − u) = h f(p⁺, u⁺)` linearised once about (p, u):
+//!
+//! ```text
+//!     M̃ = M − h² ∇_p f − h ∇_u f          f̃ = f − ∇_u f · u
+//!     [ M̃  −Jᵀ ] [u⁺]   [ M u + h f̃ ]
+//!     [ J    0  ] [λ ] = [ b         ]       x⁺ = x + h v⁺,  R⁺ = exp([h ω⁺]×) R
+//! ```
+//!
+//! J stacks every joint's rows (METHOD §4) and, for a pinned root, J_r = I₆ with
+//! b_r = the root's prescribed twist at t + h; b = 0 for joints unless the drift control
+//! asks otherwise ([`Drift`]). λ are impulses (N·s, N·m·s). Applied forces: gravity,
+//! optional external wrenches per body (explicit), and joint torques from a
+//! [`JointTorque`] provider whose gradients are estimated numerically per joint
+//! ([`GradientEstimator::torque_gradient`], 24 torque evaluations per joint); a torque
+//! couples only its joint's two bodies, so M̃ has the tree's block sparsity and the
+//! system is factored in O(n) by [`BlockTree`].
+//!
+//! **Gyroscopic term and momentum.** Written in world-frame angular velocity, the Euler
+//! equation carries −ω × (Iω); treated explicitly (or merely linearised) it makes the
+//! implicit step gain or lose angular momentum at O(h²) per step. We instead solve each
+//! body's rotational momentum row in *momentum form*: with R⁺ = exp([hω⁺]×) R one has
+//! R⁺ Ī R⁺ᵀ ω⁺ = E (R Ī Rᵀ) ω⁺ with E = exp([hω⁺]×) (E leaves ω⁺ fixed), so
+//!
+//! ```text
+//!     E(hω⁺) I_w ω⁺ − I_w ω = h T + (Jᵀλ)_ω + (linearised stiff terms)
+//! ```
+//!
+//! is exactly "new angular momentum − old = impulse", with no gyroscopic torque at all.
+//! Its first linearisation about ω is the usual linearly implicit step with the
+//! gyroscopic Jacobian h([ω]× I_w − [I_w ω]×) in M̃; a few chord iterations reusing the
+//! same factorisation (each one O(n) solve, converging by a factor ~(h|ω|)² per
+//! iteration) then solve the nonlinear rows to round-off. A free body therefore conserves
+//! L = R Ī Rᵀ ω exactly (and P trivially), and, because E ω⁺ = ω⁺, the rotational kinetic
+//! energy change is ω⁺ᵀ(impulse) − ½|ω⁺ − ω|²_I: the step stays dissipative.
+//! Set [`StepOptions::gyroscopic_iterations`] to 0 for the plain linearly implicit step.
+
+use super::gradient::{GradientEstimator, GradientOptions, TorqueGradient};
+use super::kkt::{BlockTree, KktError, KktVector, joint_rows};
+use super::stabilize::{
+    Drift, PostStabilizationReport, constraint_error, post_stabilize, root_error,
+};
+use super::state::{BodyState, State, renormalize};
+use super::torque::JointTorque;
+use crate::skeleton::Model;
+use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector3, Vector6};
+
+/// Pose and twist a pinned root body must have at the end of the step (its COM, world
+/// frame).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RootTarget {
+    /// COM position at t + h, m.
+    pub x: Vector3<f64>,
+    /// Orientation at t + h.
+    pub q: UnitQuaternion<f64>,
+    /// COM velocity at t + h, m/s.
+    pub v: Vector3<f64>,
+    /// Angular velocity at t + h, rad/s.
+    pub w: Vector3<f64>,
+}
+
+impl RootTarget {
+    /// A root held still at pose (`x`, `q`).
+    pub fn fixed(x: Vector3<f64>, q: UnitQuaternion<f64>) -> Self {
+        RootTarget {
+            x,
+            q,
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+        }
+    }
+}
+
+/// How body 0 (the root) is driven.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Root {
+    /// Free-floating: no root rows.
+    #[default]
+    Free,
+    /// Pinned to a prescribed motion (METHOD §4 root rows, J_r = I₆): the twist is
+    /// enforced at the velocity level and the pose error is fed to the drift control.
+    Pinned(RootTarget),
+}
+
+impl Root {
+    /// The target of a pinned root.
+    pub fn target(&self) -> Option<&RootTarget> {
+        match self {
+            Root::Free => None,
+            Root::Pinned(t) => Some(t),
+        }
+    }
+}
+
+/// Settings of the step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepOptions {
+    /// Time step h, s.
+    pub h: f64,
+    /// Constraint-drift control.
+    pub drift: Drift,
+    /// Central-difference step sizes for the torque gradients.
+    pub gradient: GradientOptions,
+    /// Extra chord iterations on the momentum-form rotational rows (0: plain linearly
+    /// implicit step with the linearised gyroscopic term).
+    pub gyroscopic_iterations: usize,
+    /// Stop those iterations when the momentum residual is below this fraction of the
+    /// largest momentum right-hand side (dimensionless).
+    pub gyroscopic_tolerance: f64,
+    /// At most this many post-stabilisation passes per step.
+    pub post_stabilization_passes: usize,
+    /// Post-stabilisation stops below this joint error, m (separation) and rad (rotation).
+    pub post_stabilization_tolerance: f64,
+    /// A body faster than this after the step is an error, m/s.
+    pub max_linear_speed: f64,
+    /// A body spinning faster than this after the step is an error, rad/s.
+    pub max_angular_speed: f64,
+}
+
+impl Default for StepOptions {
+    fn default() -> Self {
+        StepOptions {
+            h: 1e-3,
+            drift: Drift::PostStabilization,
+            gradient: GradientOptions::default(),
+            gyroscopic_iterations: 3,
+            gyroscopic_tolerance: 1e-14,
+            post_stabilization_passes: 2,
+            post_stabilization_tolerance: 1e-8,
+            max_linear_speed: 1e3,
+            max_angular_speed: 1e4,
+        }
+    }
+}
+
+/// Why a step failed. The state is left as it was before the step.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum StepError {
+    /// NaN or infinity in an input or a result.
+    #[error("non-finite {what} on body {body} at t = {t} s")]
+    NonFinite {
+        /// Time at the start of the step, s.
+        t: f64,
+        /// Body index.
+        body: usize,
+        /// What was non-finite (`state`, `external wrench`, `joint torque`, `velocity`, …).
+        what: &'static str,
+    },
+    /// A body's velocity exceeded the limits of [`StepOptions`].
+    #[error(
+        "body {body} blew up at t = {t} s: |v| = {linear_speed:.3e} m/s, |ω| = {angular_speed:.3e} rad/s"
+    )]
+    Exploded {
+        /// Time at the start of the step, s.
+        t: f64,
+        /// The body furthest beyond the limits.
+        body: usize,
+        /// Its speed, m/s.
+        linear_speed: f64,
+        /// Its angular speed, rad/s.
+        angular_speed: f64,
+    },
+    /// The constraint system could not be factored.
+    #[error("constraint system at t = {t} s: {source}")]
+    Singular {
+        /// Time at the start of the step, s.
+        t: f64,
+        /// The failing block.
+        #[source]
+        source: KktError,
+    },
+    /// Inputs inconsistent with the model.
+    #[error("bad input: {0}")]
+    BadInput(String),
+}
+
+/// What one step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// Chord iterations spent on the momentum-form rotational rows (summed over stages).
+    pub gyroscopic_iterations: usize,
+    /// Post-stabilisation outcome (only with [`Drift::PostStabilization`]).
+    pub stabilization: Option<PostStabilizationReport>,
+}
+
+/// Preallocated workspace of the step for one model; reuse it for every step (no heap
+/// allocation per step).
+#[derive(Clone, Debug)]
+pub struct Stepper {
+    opts: StepOptions,
+    grad: GradientEstimator,
+    kkt: BlockTree,
+    kkt2: BlockTree,
+    sol: KktVector,
+    res: KktVector,
+    tmp: KktVector,
+    g: KktVector,
+    iw: Vec<Matrix3<f64>>,
+    force: Vec<Vector6<f64>>,
+    active: Vec<bool>,
+    tgrad: Vec<TorqueGradient>,
+    gyro_jac: Vec<Matrix3<f64>>,
+    iw_new: Vec<Matrix3<f64>>,
+    rhs_lin: Vec<Vector6<f64>>,
+    u_new: Vec<Vector6<f64>>,
+    u_pos: Vec<Vector6<f64>>,
+    next: Vec<BodyState>,
+    report: StepReport,
+    t: f64,
+}
+
+fn top(v: &Vector6<f64>) -> Vector3<f64> {
+    v.fixed_rows::<3>(0).into_owned()
+}
+
+fn bottom(v: &Vector6<f64>) -> Vector3<f64> {
+    v.fixed_rows::<3>(3).into_owned()
+}
+
+/// N(ω) = E(h ω) I_w ω − I_w ω: the momentum-form rotational row minus its linear part.
+#[inline]
+fn gyro_n(h: f64, iw: &Matrix3<f64>, w: &Vector3<f64>) -> Vector3<f64> {
+    let l = iw * w;
+    UnitQuaternion::from_scaled_axis(w * h) * l - l
+}
+
+fn finite6(v: &Vector6<f64>) -> bool {
+    v.iter().all(|x| x.is_finite())
+}
+
+impl Stepper {
+    /// A workspace for `model` with `options`.
+    pub fn new(model: &Model, options: StepOptions) -> Result<Self, StepError> {
+        if !(options.h > 0.0 && options.h.is_finite()) {
+            return Err(StepError::BadInput(format!(
+                "time step h = {} s must be positive",
+                options.h
+            )));
+        }
+        let parents: Vec<Option<usize>> = model.bodies.iter().map(|b| b.parent).collect();
+        let kkt = BlockTree::new(&parents).map_err(|e| StepError::BadInput(e.to_string()))?;
+        let n = parents.len();
+        Ok(Stepper {
+            opts: options,
+            grad: GradientEstimator::new(options.gradient),
+            kkt2: kkt.clone(),
+            kkt,
+            sol: KktVector::zeros(n),
+            res: KktVector::zeros(n),
+            tmp: KktVector::zeros(n),
+            g: KktVector::zeros(n),
+            iw: vec![Matrix3::zeros(); n],
+            force: vec![Vector6::zeros(); n],
+            active: vec![false; n],
+            tgrad: vec![TorqueGradient::default(); n],
+            gyro_jac: vec![Matrix3::zeros(); n],
+            iw_new: vec![Matrix3::zeros(); n],
+            rhs_lin: vec![Vector6::zeros(); n],
+            u_new: vec![Vector6::zeros(); n],
+            u_pos: vec![Vector6::zeros(); n],
+            next: vec![BodyState::default(); n],
+            report: StepReport::default(),
+            t: 0.0,
+        })
+    }
+
+    /// The options in use.
+    pub fn options(&self) -> &StepOptions {
+        &self.opts
+    }
+
+    /// Change the options (e.g. the drift control) between steps.
+    pub fn set_options(&mut self, options: StepOptions) -> Result<(), StepError> {
+        if !(options.h > 0.0 && options.h.is_finite()) {
+            return Err(StepError::BadInput(format!(
+                "time step h = {} s must be positive",
+                options.h
+            )));
+        }
+        self.grad = GradientEstimator::new(options.gradient);
+        self.opts = options;
+        Ok(())
+    }
+
+    /// The factored dynamics system of the last step (for Schur complements of extra
+    /// rows, e.g. contacts): valid after [`solve`](Self::solve).
+    pub fn kkt(&self) -> &BlockTree {
+        &self.kkt
+    }
+
+    /// Advance `state` by one step h. On error `state` is unchanged.
+    pub fn step<T: JointTorque + ?Sized>(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        root: &Root,
+        torques: &T,
+        external: Option<&[(Vector3<f64>, Vector3<f64>)]>,
+    ) -> Result<StepReport, StepError> {
+        self.prepare(model, state, root, torques, external)?;
+        self.solve(model, state, root)?;
+        self.finish(model, state, root)
+    }
+
+    /// Phase 1 (exposed for benchmarks): world inertias, applied forces, joint torques
+    /// and their numerical gradients, joint rows at p, and g(p) if the drift control
+    /// needs it.
+    pub fn prepare<T: JointTorque + ?Sized>(
+        &mut self,
+        model: &Model,
+        state: &State,
+        root: &Root,
+        torques: &T,
+        external: Option<&[(Vector3<f64>, Vector3<f64>)]>,
+    ) -> Result<(), StepError> {
+        let n = model.bodies.len();
+        let t = state.t;
+        self.t = t;
+        self.report = StepReport::default();
+        if state.bodies.len() != n || self.kkt.len() != n {
+            return Err(StepError::BadInput(format!(
+                "state has {} bodies, workspace {}, model {n}",
+                state.bodies.len(),
+                self.kkt.len()
+            )));
+        }
+        if let Some(ext) = external
+            && ext.len() != n
+        {
+            return Err(StepError::BadInput(format!(
+                "{} external wrenches for {n} bodies",
+                ext.len()
+            )));
+        }
+        for (b, body) in model.bodies.iter().enumerate() {
+            let s = &state.bodies[b];
+            let ok =
+                s.x.iter()
+                    .chain(s.v.iter())
+                    .chain(s.w.iter())
+                    .all(|v| v.is_finite())
+                    && s.q.coords.iter().all(|v| v.is_finite());
+            if !ok {
+                return Err(StepError::NonFinite {
+                    t,
+                    body: b,
+                    what: "state",
+                });
+            }
+            self.iw[b] = s.world_inertia(&body.inertia);
+            let mut f = model.gravity * body.mass;
+            let mut tq = Vector3::zeros();
+            if let Some(ext) = external {
+                let (fe, te) = ext[b];
+                if !(fe.iter().chain(te.iter()).all(|v| v.is_finite())) {
+                    return Err(StepError::NonFinite {
+                        t,
+                        body: b,
+                        what: "external wrench",
+                    });
+                }
+                f += fe;
+                tq += te;
+            }
+            self.force[b] = Vector6::new(f.x, f.y, f.z, tq.x, tq.y, tq.z);
+        }
+        let pinned = root.target().is_some();
+        for (b, body) in model.bodies.iter().enumerate() {
+            let (Some(a), Some(joint)) = (body.parent, body.joint.as_ref()) else {
+                let own = b == 0 && pinned;
+                self.kkt
+                    .set_rows(b, if own { 6 } else { 0 })
+                    .map_err(|e| StepError::Singular { t, source: e })?;
+                *self.kkt.j_self_mut(b) = if own {
+                    Matrix6::identity()
+                } else {
+                    Matrix6::zeros()
+                };
+                self.kkt.j_parent_mut(b).fill(0.0);
+                self.active[b] = false;
+                continue;
+            };
+            let (sa, sb) = (&state.bodies[a], &state.bodies[b]);
+            let mut jp = Matrix6::zeros();
+            let mut jc = Matrix6::zeros();
+            let (c, _) = joint_rows(joint, &sa.q, &sb.q, &mut jp, &mut jc);
+            self.kkt
+                .set_rows(b, c)
+                .map_err(|e| StepError::Singular { t, source: e })?;
+            *self.kkt.j_parent_mut(b) = jp;
+            *self.kkt.j_self_mut(b) = jc;
+            self.active[b] = torques.is_active(b);
+            if !self.active[b] {
+                continue;
+            }
+            let tau = torques.torque(b, sa, sb, t);
+            let tg = self
+                .grad
+                .torque_gradient(|pa, pb| torques.torque(b, pa, pb, t), sa, sb);
+            let finite = tau.iter().all(|v| v.is_finite())
+                && tg
+                    .d_theta
+                    .iter()
+                    .chain(tg.d_omega.iter())
+                    .all(|m| m.iter().all(|v| v.is_finite()));
+            if !finite {
+                return Err(StepError::NonFinite {
+                    t,
+                    body: b,
+                    what: "joint torque",
+                });
+            }
+            for k in 0..3 {
+                self.force[b][3 + k] += tau[k];
+                self.force[a][3 + k] -= tau[k];
+            }
+            self.tgrad[b] = tg;
+        }
+        if matches!(
+            self.opts.drift,
+            Drift::Baumgarte { .. } | Drift::ImprovedImplicit
+        ) {
+            constraint_error(model, &state.bodies, root.target(), &mut self.g);
+        }
+        Ok(())
+    }
+
+    /// Write the torque-gradient blocks for step `he` into `kkt` and the f̃ correction
+    /// into `rhs` (both already holding the mass part).
+    fn add_torque_terms(
+        model: &Model,
+        state: &State,
+        active: &[bool],
+        tgrad: &[TorqueGradient],
+        he: f64,
+        kkt: &mut BlockTree,
+        rhs: &mut [Vector6<f64>],
+    ) {
+        for (b, body) in model.bodies.iter().enumerate() {
+            let Some(a) = body.parent else { continue };
+            if !active[b] {
+                continue;
+            }
+            let tg = &tgrad[b];
+            let ka = tg.d_theta[0] * (he * he) + tg.d_omega[0] * he;
+            let kb = tg.d_theta[1] * (he * he) + tg.d_omega[1] * he;
+            {
+                let mut d = kkt.diag_mut(b).fixed_view_mut::<3, 3>(3, 3);
+                d -= kb;
+            }
+            {
+                let mut d = kkt.diag_mut(a).fixed_view_mut::<3, 3>(3, 3);
+                d += ka;
+            }
+            kkt.a_child_parent_mut(b)
+                .fixed_view_mut::<3, 3>(3, 3)
+                .copy_from(&(-ka));
+            kkt.a_parent_child_mut(b)
+                .fixed_view_mut::<3, 3>(3, 3)
+                .copy_from(&kb);
+            // f̃ = f − ∇_u f · u
+            let du = (tg.d_omega[0] * state.bodies[a].w + tg.d_omega[1] * state.bodies[b].w) * he;
+            for k in 0..3 {
+                rhs[b][3 + k] -= du[k];
+                rhs[a][3 + k] += du[k];
+            }
+        }
+    }
+
+    /// Mass part of the momentum rows: diag(m I, `iw_new`) on the diagonal, zero
+    /// couplings, and rhs = M u + he f.
+    fn add_mass_terms(
+        model: &Model,
+        state: &State,
+        iw: &[Matrix3<f64>],
+        force: &[Vector6<f64>],
+        he: f64,
+        kkt: &mut BlockTree,
+        rhs: &mut [Vector6<f64>],
+    ) {
+        for (b, body) in model.bodies.iter().enumerate() {
+            let s = &state.bodies[b];
+            let d = kkt.diag_mut(b);
+            d.fill(0.0);
+            for k in 0..3 {
+                d[(k, k)] = body.mass;
+            }
+            kkt.a_child_parent_mut(b).fill(0.0);
+            kkt.a_parent_child_mut(b).fill(0.0);
+            let p = s.v * body.mass + top(&force[b]) * he;
+            let l = iw[b] * s.w + bottom(&force[b]) * he;
+            rhs[b] = Vector6::new(p.x, p.y, p.z, l.x, l.y, l.z);
+        }
+    }
+
+    /// Phase 2 (exposed for benchmarks): assemble M̃ and the right-hand sides, factor,
+    /// solve, and iterate the momentum-form rotational rows; for
+    /// [`Drift::ImprovedImplicit`] both stages.
+    pub fn solve(&mut self, model: &Model, state: &State, root: &Root) -> Result<(), StepError> {
+        let h = self.opts.h;
+        let t = self.t;
+        let improved = self.opts.drift == Drift::ImprovedImplicit;
+        let he = if improved { 0.5 * h } else { h };
+        let n = model.bodies.len();
+
+        // ---- momentum rows: mass, gyroscopic Jacobian, torque gradients
+        Self::add_mass_terms(
+            model,
+            state,
+            &self.iw,
+            &self.force,
+            he,
+            &mut self.kkt,
+            &mut self.rhs_lin,
+        );
+        for b in 0..n {
+            let s = &state.bodies[b];
+            let iw = self.iw[b];
+            let l = iw * s.w;
+            let gj = (s.w.cross_matrix() * iw - l.cross_matrix()) * he;
+            self.gyro_jac[b] = gj;
+            let mut d = self.kkt.diag_mut(b).fixed_view_mut::<3, 3>(3, 3);
+            d.copy_from(&(iw + gj));
+        }
+        Self::add_torque_terms(
+            model,
+            state,
+            &self.active,
+            &self.tgrad,
+            he,
+            &mut self.kkt,
+            &mut self.rhs_lin,
+        );
+        for b in 0..n {
+            let s = &state.bodies[b];
+            let lin = self.gyro_jac[b] * s.w - gyro_n(he, &self.iw[b], &s.w);
+            let mut r = self.rhs_lin[b];
+            for k in 0..3 {
+                r[3 + k] += lin[k];
+            }
+            self.sol.body[b] = r;
+        }
+
+        // ---- constraint rows
+        let beta = match self.opts.drift {
+            Drift::None | Drift::PostStabilization => 0.0,
+            Drift::Baumgarte { beta } => beta,
+            Drift::ImprovedImplicit => 2.0 / h,
+        };
+        for b in 0..n {
+            let c = self.kkt.rows(b);
+            let row = &mut self.sol.rows[b];
+            row.fill(0.0);
+            if beta != 0.0 {
+                for k in 0..c {
+                    row[k] = -beta * self.g.rows[b][k];
+                }
+            }
+        }
+        if let Some(target) = root.target() {
+            let s0 = &state.bodies[0];
+            let mut ud = Vector6::new(
+                target.v.x, target.v.y, target.v.z, target.w.x, target.w.y, target.w.z,
+            );
+            if beta != 0.0 {
+                // the root's error at t, estimated from the target at t + h
+                let predicted = BodyState {
+                    x: s0.x + target.v * h,
+                    q: UnitQuaternion::from_scaled_axis(target.w * h) * s0.q,
+                    ..*s0
+                };
+                ud -= root_error(&predicted, target) * beta;
+            }
+            self.sol.rows[0] = ud;
+        }
+
+        self.kkt
+            .factor()
+            .map_err(|e| StepError::Singular { t, source: e })?;
+        self.kkt
+            .solve(&mut self.sol)
+            .map_err(|e| StepError::Singular { t, source: e })?;
+        self.report.gyroscopic_iterations += self.iterate_gyroscopic(he)?;
+
+        if !improved {
+            self.u_new.copy_from_slice(&self.sol.body);
+            self.u_pos.copy_from_slice(&self.sol.body);
+            return Ok(());
+        }
+
+        // ---- improved implicit, stage 2: mid-point momentum step with the half-step
+        // multipliers at the half-step pose.
+        self.u_pos.copy_from_slice(&self.sol.body);
+        let pinned = root.target();
+        for (b, body) in model.bodies.iter().enumerate() {
+            let s = &state.bodies[b];
+            let u = &self.u_pos[b];
+            let mut half = *s;
+            half.displace(&(top(u) * (0.5 * h)), &(bottom(u) * (0.5 * h)));
+            self.next[b] = half;
+            // inertia at the end-of-step orientation R⁺ = exp(h ω_½) R
+            let mut end = *s;
+            end.displace(&Vector3::zeros(), &(bottom(u) * h));
+            self.tmp.body[b].fill(0.0);
+            let own = b == 0 && pinned.is_some();
+            let rows = if body.parent.is_some() || !own { 0 } else { 6 };
+            self.kkt2
+                .set_rows(b, rows)
+                .map_err(|e| StepError::Singular { t, source: e })?;
+            *self.kkt2.j_self_mut(b) = if rows == 6 {
+                Matrix6::identity()
+            } else {
+                Matrix6::zeros()
+            };
+            self.kkt2.j_parent_mut(b).fill(0.0);
+            self.iw_new[b] = end.world_inertia(&body.inertia);
+        }
+        Self::add_mass_terms(
+            model,
+            state,
+            &self.iw,
+            &self.force,
+            h,
+            &mut self.kkt2,
+            &mut self.rhs_lin,
+        );
+        for b in 0..n {
+            self.kkt2
+                .diag_mut(b)
+                .fixed_view_mut::<3, 3>(3, 3)
+                .copy_from(&self.iw_new[b]);
+        }
+        Self::add_torque_terms(
+            model,
+            state,
+            &self.active,
+            &self.tgrad,
+            h,
+            &mut self.kkt2,
+            &mut self.rhs_lin,
+        );
+        // + 2 J(p_½)ᵀ λ_½ (the joints' half-step impulses applied over the whole step)
+        for (b, body) in model.bodies.iter().enumerate() {
+            let (Some(a), Some(joint)) = (body.parent, body.joint.as_ref()) else {
+                continue;
+            };
+            let mut jp = Matrix6::zeros();
+            let mut jc = Matrix6::zeros();
+            let (c, _) = joint_rows(joint, &self.next[a].q, &self.next[b].q, &mut jp, &mut jc);
+            let lam = self.sol.rows[b];
+            for r in 0..6 {
+                let (mut sa, mut sb) = (0.0, 0.0);
+                for k in 0..c {
+                    sa += jp[(k, r)] * lam[k];
+                    sb += jc[(k, r)] * lam[k];
+                }
+                self.rhs_lin[a][r] += 2.0 * sa;
+                self.rhs_lin[b][r] += 2.0 * sb;
+            }
+        }
+        for b in 0..n {
+            self.sol.body[b] = self.rhs_lin[b];
+            self.sol.rows[b].fill(0.0);
+        }
+        if let Some(target) = pinned {
+            self.sol.rows[0] = Vector6::new(
+                target.v.x, target.v.y, target.v.z, target.w.x, target.w.y, target.w.z,
+            );
+        }
+        self.kkt2
+            .factor()
+            .map_err(|e| StepError::Singular { t, source: e })?;
+        self.kkt2
+            .solve(&mut self.sol)
+            .map_err(|e| StepError::Singular { t, source: e })?;
+        self.u_new.copy_from_slice(&self.sol.body);
+        Ok(())
+    }
+
+    /// Chord iterations on `K_lin u + N(ω) − Jᵀλ = rhs_lin`, reusing the factorisation.
+    fn iterate_gyroscopic(&mut self, he: f64) -> Result<usize, StepError> {
+        let n = self.kkt.len();
+        let mut its = 0;
+        while its < self.opts.gyroscopic_iterations {
+            self.kkt.apply(&self.sol, &mut self.tmp);
+            let (mut worst, mut scale): (f64, f64) = (0.0, 0.0);
+            for b in 0..n {
+                let w = bottom(&self.sol.body[b]);
+                let corr = self.gyro_jac[b] * w - gyro_n(he, &self.iw[b], &w);
+                let mut r = self.rhs_lin[b] - self.tmp.body[b];
+                for k in 0..3 {
+                    r[3 + k] += corr[k];
+                }
+                worst = worst.max(r.amax());
+                scale = scale.max(self.rhs_lin[b].amax());
+                self.res.body[b] = r;
+                self.res.rows[b].fill(0.0);
+            }
+            if !(worst > self.opts.gyroscopic_tolerance * scale) {
+                break;
+            }
+            self.kkt
+                .solve(&mut self.res)
+                .map_err(|e| StepError::Singular {
+                    t: self.t,
+                    source: e,
+                })?;
+            for b in 0..n {
+                self.sol.body[b] += self.res.body[b];
+                self.sol.rows[b] += self.res.rows[b];
+            }
+            its += 1;
+        }
+        Ok(its)
+    }
+
+    /// Phase 3 (exposed for benchmarks): check the new velocities, update positions
+    /// (x⁺ = x + h v, R⁺ = exp([h ω]×) R), post-stabilise if selected, and commit into
+    /// `state` (t += h). On error `state` is unchanged.
+    pub fn finish(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        root: &Root,
+    ) -> Result<StepReport, StepError> {
+        let h = self.opts.h;
+        let t = self.t;
+        let n = model.bodies.len();
+        let mut worst: Option<(usize, f64, f64, f64)> = None;
+        for b in 0..n {
+            let (u, up) = (&self.u_new[b], &self.u_pos[b]);
+            if !finite6(u) || !finite6(up) {
+                return Err(StepError::NonFinite {
+                    t,
+                    body: b,
+                    what: "velocity",
+                });
+            }
+            let (vs, ws) = (top(u).norm(), bottom(u).norm());
+            let ratio = (vs / self.opts.max_linear_speed).max(ws / self.opts.max_angular_speed);
+            if ratio > 1.0 && worst.is_none_or(|w| ratio > w.1) {
+                worst = Some((b, ratio, vs, ws));
+            }
+        }
+        if let Some((body, _, linear_speed, angular_speed)) = worst {
+            return Err(StepError::Exploded {
+                t,
+                body,
+                linear_speed,
+                angular_speed,
+            });
+        }
+        for b in 0..n {
+            let s = &state.bodies[b];
+            let up = &self.u_pos[b];
+            let u = &self.u_new[b];
+            self.next[b] = BodyState {
+                x: s.x + top(up) * h,
+                q: renormalize(UnitQuaternion::from_scaled_axis(bottom(up) * h) * s.q),
+                v: top(u),
+                w: bottom(u),
+            };
+        }
+        if self.opts.drift == Drift::PostStabilization {
+            let rep = post_stabilize(
+                model,
+                &mut self.next,
+                root.target(),
+                &mut self.kkt2,
+                &mut self.res,
+                self.opts.post_stabilization_passes,
+                self.opts.post_stabilization_tolerance,
+            )
+            .map_err(|e| StepError::Singular { t, source: e })?;
+            self.report.stabilization = Some(rep);
+            for (b, s) in self.next.iter().enumerate() {
+                if !(s.x.iter().all(|v| v.is_finite()) && s.q.coords.iter().all(|v| v.is_finite()))
+                {
+                    return Err(StepError::NonFinite {
+                        t,
+                        body: b,
+                        what: "position after stabilization",
+                    });
+                }
+            }
+        }
+        state.bodies.copy_from_slice(&self.next);
+        state.t = t + h;
+        Ok(self.report)
+    }
+}

@@ -1,0 +1,91 @@
+//! Joint torque providers: where feedforward + PD muscle torques (METHOD §7) plug into
+//! the step. A provider returns, per joint, the torque the joint applies to its child
+//! body; the parent receives the equal and opposite torque. Its gradients are estimated
+//! numerically by [`GradientEstimator::torque_gradient`](super::gradient::GradientEstimator::torque_gradient).
+
+use super::state::BodyState;
+use crate::skeleton::Model;
+use nalgebra::{UnitQuaternion, Vector3};
+
+/// A per-joint torque. Implementations must depend only on the two bodies' orientations
+/// and angular velocities (and time): the gradient estimator does not perturb positions
+/// or linear velocities (a pure torque computed from R and ω provably does not depend on
+/// them), so any such dependence would be missing from the implicit step.
+pub trait JointTorque {
+    /// Torque (N·m, world frame) that the joint between `body` and its parent applies to
+    /// `body` (the child); the parent receives −τ. `t` is the time at the start of the
+    /// step, s.
+    fn torque(&self, body: usize, parent: &BodyState, child: &BodyState, t: f64) -> Vector3<f64>;
+
+    /// False if joint `body` never produces torque (the step then skips its evaluation
+    /// and its gradient).
+    fn is_active(&self, _body: usize) -> bool {
+        true
+    }
+}
+
+/// No joint torques: a passive ragdoll.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTorque;
+
+impl JointTorque for NoTorque {
+    fn torque(&self, _: usize, _: &BodyState, _: &BodyState, _: f64) -> Vector3<f64> {
+        Vector3::zeros()
+    }
+    fn is_active(&self, _: usize) -> bool {
+        false
+    }
+}
+
+/// Any `Fn(body, parent, child, t) -> τ` is a provider (active on every joint).
+impl<F> JointTorque for F
+where
+    F: Fn(usize, &BodyState, &BodyState, f64) -> Vector3<f64>,
+{
+    fn torque(&self, body: usize, parent: &BodyState, child: &BodyState, t: f64) -> Vector3<f64> {
+        self(body, parent, child, t)
+    }
+}
+
+/// A rotational spring-damper on every joint, pulling each joint back to its rest
+/// relative rotation Q0: τ = −k φ − d (ω_b − ω_a), with φ the rotation vector (world) of
+/// R_b Q0⁻¹ R_a⁻¹. A stand-in for PD control in tests and benchmarks.
+#[derive(Clone, Debug)]
+pub struct SpringDamper {
+    /// Stiffness k, N·m/rad.
+    pub stiffness: f64,
+    /// Damping d, N·m·s/rad.
+    pub damping: f64,
+    /// Per body: Q0⁻¹ of its joint (identity for roots).
+    rest_inv: Vec<UnitQuaternion<f64>>,
+}
+
+impl SpringDamper {
+    /// Spring-dampers with the same gains on every joint of `model`.
+    pub fn new(model: &Model, stiffness: f64, damping: f64) -> Self {
+        SpringDamper {
+            stiffness,
+            damping,
+            rest_inv: model
+                .bodies
+                .iter()
+                .map(|b| {
+                    b.joint
+                        .as_ref()
+                        .map_or(UnitQuaternion::identity(), |j| j.rest_rel.inverse())
+                })
+                .collect(),
+        }
+    }
+}
+
+impl JointTorque for SpringDamper {
+    #[inline]
+    fn torque(&self, body: usize, parent: &BodyState, child: &BodyState, _t: f64) -> Vector3<f64> {
+        let dev = child.q * self.rest_inv[body] * parent.q.inverse();
+        -dev.scaled_axis() * self.stiffness - (child.w - parent.w) * self.damping
+    }
+    fn is_active(&self, _body: usize) -> bool {
+        self.stiffness != 0.0 || self.damping != 0.0
+    }
+}
