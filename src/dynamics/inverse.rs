@@ -75,13 +75,27 @@ pub fn inverse_dynamics(
             ws.torque[b] -= ap[b].1;
         }
     }
+    decompose_wrenches(model, |b| kin[b].q, ws, out);
+}
+
+/// Decompose the per-body wrenches held in the workspace (`ws.force`, `ws.torque`: what
+/// each body's joints and the root must supply, world frame, torque about the COM) into
+/// joint constraint forces, muscle torques τ and the root wrench, leaf to root, O(n).
+fn decompose_wrenches(
+    model: &Model,
+    q: impl Fn(usize) -> nalgebra::UnitQuaternion<f64>,
+    ws: &mut InverseWorkspace,
+    out: &mut JointTorques,
+) {
+    let n = model.bodies.len();
     // Leaves to root: what remains of W_b must come from b's own joint.
     for b in (1..n).rev() {
         let body = &model.bodies[b];
         let (Some(a), Some(joint)) = (body.parent, body.joint.as_ref()) else {
             continue;
         };
-        let jf = joint.frame(&kin[a].q, &kin[b].q);
+        let (qa, qb) = (q(a), q(b));
+        let jf = joint.frame(&qa, &qb);
         let (wf, wt) = (ws.force[b], ws.torque[b]);
         // The joint puts (−λ, −r_b×λ + E_m τ − E_c λ_c) on b; match it to (wf, wt).
         let lambda = -wf;
@@ -106,4 +120,32 @@ pub fn inverse_dynamics(
     }
     out.root_force = ws.force[0];
     out.root_torque = ws.torque[0];
+}
+
+/// Joint torques, constraint forces and root wrench that supply the given per-body
+/// wrenches (world; force N, torque about the COM N·m) at body orientations `q`:
+/// `W = Jᵀλ + Hᵀτ + J_rᵀλ_r`. The same O(n) sweep as [`inverse_dynamics`], for
+/// generalised forces that do not come from accelerations (the discrete-time inverse
+/// dynamics of METHOD §6).
+pub fn wrench_to_joint_torques(
+    model: &Model,
+    q: &[nalgebra::UnitQuaternion<f64>],
+    wrenches: &[(Vector3<f64>, Vector3<f64>)],
+    ws: &mut InverseWorkspace,
+    out: &mut JointTorques,
+) {
+    let n = model.bodies.len();
+    if ws.force.len() != n {
+        ws.force = vec![Vector3::zeros(); n];
+        ws.torque = vec![Vector3::zeros(); n];
+        ws.offsets = model.dof_offsets();
+    }
+    out.tau.resize(model.joint_dofs(), 0.0);
+    out.joint_force.resize(n, Vector3::zeros());
+    out.joint_constraint_torque.resize(n, [0.0; 2]);
+    for (b, w) in wrenches.iter().enumerate().take(n) {
+        ws.force[b] = w.0;
+        ws.torque[b] = w.1;
+    }
+    decompose_wrenches(model, |b| q[b], ws, out);
 }

@@ -2,6 +2,7 @@
 //! forward step with its O(n) block-tree KKT factorisation, numerical force gradients and
 //! constraint-drift control, and the dense reference system used as a test oracle.
 
+pub mod control;
 pub mod dense;
 pub mod gradient;
 pub mod inverse;

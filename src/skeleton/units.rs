@@ -105,12 +105,17 @@ impl<'a> ClipFrames<'a> {
             }
         }
         let mut first_frame = 0;
-        if n >= 3 && is_tpose_frame(clip) {
+        let outliers = leading_outlier_frames(clip);
+        if outliers > 0 {
             if opts.keep_first_frame {
-                notes.push("frame 0 looks like a T-pose; kept (--keep-first-frame)".into());
+                notes.push(format!(
+                    "the first {outliers} frame(s) look like a T-pose or outliers; kept (--keep-first-frame)"
+                ));
             } else {
-                first_frame = 1;
-                notes.push("frame 0 is a T-pose (all rotations ~0); dropped".into());
+                first_frame = outliers;
+                notes.push(format!(
+                    "the first {outliers} frame(s) are a T-pose or outliers (joint angles jump to the next frame); dropped (--keep-first-frame keeps them)"
+                ));
             }
         }
         let mut frames = ClipFrames {
@@ -362,11 +367,12 @@ fn detect_position_conventions(clip: &Clip) -> Vec<PositionConvention> {
         .collect()
 }
 
-/// cgspeed CMU files start with a T-pose frame: round (integer-degree, often zero)
-/// joint angles, followed by a jump to the first real pose. Detected as either all-integer
-/// non-root rotations in frame 0 with a jump to frame 1, or a frame 0→1 jump five times
-/// larger than any of the next 30 frame-to-frame steps.
-fn is_tpose_frame(clip: &Clip) -> bool {
+/// Leading frames that are not part of the motion: cgspeed CMU files start with a T-pose
+/// (round, integer-degree joint angles); other exporters leave outlier frames (OptiTrack:
+/// occluded joints at exactly zero). Returns how many leading frames to drop (up to 10):
+/// a T-pose frame 0, then every frame whose step to the next exceeds max(5°, 10 × the
+/// median frame-to-frame step), with angle differences taken modulo 360°.
+fn leading_outlier_frames(clip: &Clip) -> usize {
     let root_cols = clip.joints.first().map_or(0, |j| j.channels.len());
     let rot_cols: Vec<usize> = clip
         .joints
@@ -381,24 +387,36 @@ fn is_tpose_frame(clip: &Clip) -> bool {
         .filter(|&c| c >= root_cols)
         .collect();
     if rot_cols.len() < 6 || clip.num_frames() < 3 {
-        return false;
+        return 0;
     }
     let step = |f: usize| {
         let (a, b) = (clip.frame(f), clip.frame(f + 1));
+        // angular difference modulo 360° (Euler channels wrap at ±180° in many files)
         rot_cols
             .iter()
-            .map(|&c| (b[c] - a[c]).abs())
+            .map(|&c| {
+                let d = (b[c] - a[c]).rem_euclid(360.0);
+                d.min(360.0 - d)
+            })
             .fold(0.0, f64::max)
     };
-    let first = step(0);
     let f0 = clip.frame(0);
     let integers = rot_cols
         .iter()
         .all(|&c| (f0[c] - f0[c].round()).abs() < 1e-9);
-    let later = (1..clip.num_frames().saturating_sub(1).min(31))
+    let mut later: Vec<f64> = (1..clip.num_frames().saturating_sub(1).min(61))
         .map(step)
-        .fold(0.0, f64::max);
-    (integers && first > 2.0) || (first > 5.0 && first > 5.0 * later)
+        .collect();
+    let typical = median(&mut later);
+    let outlier = |k: usize| step(k) > 5.0_f64.max(10.0 * typical);
+    let mut n = 0;
+    if integers && step(0) > 2.0 {
+        n = 1;
+    }
+    while n < 10 && n + 2 < clip.num_frames() && outlier(n) {
+        n += 1;
+    }
+    n
 }
 
 fn median(v: &mut [f64]) -> f64 {

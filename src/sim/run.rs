@@ -1,0 +1,422 @@
+//! Running a character through its clip under physics (METHOD §6–§8): the discrete-time
+//! feedforward, the tracking controller, the linearly implicit step with the root pinned
+//! to the mocap path, and the recorded trajectory with its tracking errors.
+//!
+//! ## Discrete-time feedforward (METHOD §6, beyond the thesis)
+//! ψ_k is chosen so that one step from the state at t_k lands on the velocity u* that
+//! takes the bodies to the reference pose at t_{k+1} (projected onto the joint
+//! constraints at t_k, which the step enforces): with the step's momentum rows
+//! `F(u) − Jᵀλ = rhs + h·Hᵀψ`, the generalised force `F(u*) − F(u₀)` (u₀: the same step
+//! with ψ = 0) is split by the O(n) tree sweep into Jᵀλ + Hᵀ(hψ) + J_rᵀλ_r. ψ is computed
+//! along the integrator's own unperturbed path, re-targeting the reference pose every
+//! step, so the O(h²) per-step mismatch between joint-space and body-space updates does
+//! not accumulate. An unperturbed simulation with this ψ reproduces that path to
+//! round-off; ψ is applied as an external torque (no gradient), so M̃ is the same in both.
+
+use crate::Character;
+use crate::dynamics::control::{Gains, Tracking, feedforward_torque};
+use crate::dynamics::inverse::{InverseWorkspace, JointTorques, wrench_to_joint_torques};
+use crate::dynamics::kkt::{BlockTree, KktVector};
+use crate::dynamics::stabilize::{Drift, assemble_projection};
+use crate::dynamics::state::{BodyState, State};
+use crate::dynamics::step::{Root, RootTarget, StepError, StepOptions, Stepper};
+use crate::motion::kinematics::{BodyKinematics, JointMotion};
+use crate::motion::reference::{JointTargets, ReferenceScratch};
+use crate::sim::{BodyPose, Trajectory};
+use nalgebra::{UnitQuaternion, Vector3, Vector6};
+
+/// Settings of a simulation run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimOptions {
+    /// Time step h, s.
+    pub step: f64,
+    /// Feedback gains.
+    pub gains: Gains,
+    /// Constraint-drift control.
+    pub drift: Drift,
+    /// Apply the feedforward ψ.
+    pub feedforward: bool,
+    /// Apply the PD feedback γ.
+    pub feedback: bool,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            step: 1.0 / 240.0,
+            gains: Gains::default(),
+            drift: Drift::PostStabilization,
+            feedforward: true,
+            feedback: true,
+        }
+    }
+}
+
+/// Why a simulation stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The step failed (blow-up, NaN, singular system) — names the time and body.
+    #[error("{path}: simulation failed at t = {t:.4} s (body `{body}`): {source}")]
+    Step {
+        /// Clip file.
+        path: String,
+        /// Time, s.
+        t: f64,
+        /// Body name (or `-`).
+        body: String,
+        /// Cause.
+        source: StepError,
+    },
+    /// Bad settings.
+    #[error("invalid simulation settings: {0}")]
+    Settings(String),
+}
+
+/// Precomputed per-step feedforward and stiffness schedules.
+#[derive(Clone, Debug)]
+pub struct Feedforward {
+    /// Step, s.
+    pub h: f64,
+    /// Per step k: ψ_k stacked per joint DOF (N·m, body-relative).
+    pub psi: Vec<Vec<f64>>,
+    /// Per step k: stiffness per DOF (N·m/rad), from the continuous inverse dynamics.
+    pub stiffness: Vec<Vec<f64>>,
+    /// Largest |u⁺ − u*| over the precompute (m/s or rad/s): how exactly the step with ψ
+    /// lands on its target.
+    pub max_landing_error: f64,
+}
+
+/// Per-step record of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    /// Step end times, s.
+    pub times: Vec<f64>,
+    /// Body poses at each step end.
+    pub poses: Vec<Vec<BodyPose>>,
+    /// Per step: RMS over joints of the joint-angle error vs the reference, degrees.
+    pub rms_error_deg: Vec<f64>,
+    /// Per step: largest joint-angle error and its body, degrees.
+    pub max_error_deg: Vec<(f64, usize)>,
+    /// Per step: largest joint separation, m.
+    pub constraint_error_m: Vec<f64>,
+}
+
+/// The simulation of one character.
+pub struct Simulation<'c> {
+    /// The character (model, reference).
+    pub character: &'c Character,
+    /// Settings.
+    pub opts: SimOptions,
+    /// Current state.
+    pub state: State,
+    /// Step index of `state` (t = k·h).
+    pub k: usize,
+    /// Feedforward schedule.
+    pub feedforward: Feedforward,
+    /// What happened so far.
+    pub record: Record,
+    stepper: Stepper,
+    tracking: Tracking,
+    scratch: ReferenceScratch,
+    kin: Vec<BodyKinematics>,
+    targets: JointTargets,
+    external: Vec<(Vector3<f64>, Vector3<f64>)>,
+    offsets: Vec<usize>,
+}
+
+fn root_target(k: &BodyKinematics) -> RootTarget {
+    RootTarget { x: k.x, q: k.q, v: k.v, w: k.w }
+}
+
+fn step_error(c: &Character, e: StepError, t: f64) -> SimError {
+    let body = match &e {
+        StepError::NonFinite { body, .. } | StepError::Exploded { body, .. } => {
+            c.model.bodies.get(*body).map_or("-".to_string(), |b| b.name.clone())
+        }
+        _ => "-".to_string(),
+    };
+    SimError::Step { path: c.path.display().to_string(), t, body, source: e }
+}
+
+impl<'c> Simulation<'c> {
+    /// Prepare a run: computes the feedforward (discrete-time inverse dynamics) first.
+    pub fn new(character: &'c Character, opts: SimOptions) -> Result<Self, SimError> {
+        if !(opts.step > 0.0 && opts.step <= 0.05) {
+            return Err(SimError::Settings(format!("step {} s must be in (0, 0.05]", opts.step)));
+        }
+        let mut sim = Self::bare(character, opts, None)?;
+        let ff = sim.compute_feedforward()?;
+        let mut sim = Self::bare(character, opts, Some(ff))?;
+        sim.reset();
+        Ok(sim)
+    }
+
+    fn bare(character: &'c Character, opts: SimOptions, ff: Option<Feedforward>) -> Result<Self, SimError> {
+        let model = &character.model;
+        let step_opts = StepOptions { h: opts.step, drift: opts.drift, ..Default::default() };
+        let stepper = Stepper::new(model, step_opts).map_err(|e| step_error(character, e, 0.0))?;
+        let n = model.num_bodies();
+        let feedforward = match ff {
+            Some(f) => f,
+            None => {
+                let table = character.inverse_dynamics(opts.step);
+                let stiffness = table
+                    .tau
+                    .iter()
+                    .map(|tau| tau.iter().map(|t| opts.gains.k_s * t.abs() + opts.gains.k_0).collect())
+                    .collect();
+                Feedforward { h: opts.step, psi: vec![], stiffness, max_landing_error: 0.0 }
+            }
+        };
+        let mut tracking = Tracking::new(model, &opts.gains);
+        tracking.enabled = opts.feedback;
+        let mut sim = Simulation {
+            character,
+            opts,
+            state: State { bodies: vec![BodyState::default(); n], t: 0.0 },
+            k: 0,
+            feedforward,
+            record: Record::default(),
+            stepper,
+            tracking,
+            scratch: ReferenceScratch::default(),
+            kin: vec![BodyKinematics::default(); n],
+            targets: JointTargets::default(),
+            external: vec![(Vector3::zeros(), Vector3::zeros()); n],
+            offsets: model.dof_offsets(),
+        };
+        sim.reset();
+        Ok(sim)
+    }
+
+    /// Back to t = 0 on the reference, with an empty record.
+    pub fn reset(&mut self) {
+        let model = &self.character.model;
+        self.character.reference.sample(model, 0.0, &mut self.scratch, &mut self.kin);
+        self.state = State::from_kinematics(&self.kin, 0.0);
+        self.k = 0;
+        self.record = Record::default();
+    }
+
+    /// Number of steps in the clip.
+    pub fn num_steps(&self) -> usize {
+        (self.character.reference.duration / self.opts.step).floor() as usize
+    }
+
+    /// Time of the state, s.
+    pub fn time(&self) -> f64 {
+        self.k as f64 * self.opts.step
+    }
+
+    /// Set controller targets/stiffness for step k (→ k+1) and the reference at t_{k+1}
+    /// in `self.kin`. Returns the root target.
+    fn prepare_step(&mut self) -> Root {
+        let model = &self.character.model;
+        let t1 = (self.k + 1) as f64 * self.opts.step;
+        let reference = &self.character.reference;
+        reference.sample(model, t1, &mut self.scratch, &mut self.kin);
+        reference.joint_targets(model, t1, &mut self.scratch, &mut self.targets);
+        let sched = self.feedforward.stiffness.get(self.k.min(self.feedforward.stiffness.len().saturating_sub(1)));
+        for (b, body) in model.bodies.iter().enumerate().skip(1) {
+            let jm = JointMotion { q_rel: self.targets.q_rel[b], w: self.targets.w_rel[b], dw: Vector3::zeros() };
+            self.tracking.set_target(b, &jm);
+            if let (Some(s), Some(j)) = (sched, body.joint.as_ref()) {
+                for i in 0..j.dof() {
+                    self.tracking.stiffness[b][i] = s[self.offsets[b] + i];
+                }
+            }
+        }
+        Root::Pinned(root_target(&self.kin[0]))
+    }
+
+    /// External wrenches of the feedforward ψ_k at the current state (+ `extra`).
+    fn fill_external(&mut self, psi: Option<&[f64]>, extra: Option<&[(Vector3<f64>, Vector3<f64>)]>) {
+        let model = &self.character.model;
+        for (b, e) in self.external.iter_mut().enumerate() {
+            *e = extra.map_or((Vector3::zeros(), Vector3::zeros()), |x| x[b]);
+        }
+        let Some(psi) = psi else { return };
+        for (b, body) in model.bodies.iter().enumerate().skip(1) {
+            let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else { continue };
+            let off = self.offsets[b];
+            let t = feedforward_torque(model, b, &self.state.bodies[a], &self.state.bodies[b], &psi[off..off + j.dof()]);
+            self.external[b].1 += t;
+            self.external[a].1 -= t;
+        }
+    }
+
+    /// The discrete-time inverse dynamics along the integrator's unperturbed path.
+    fn compute_feedforward(&mut self) -> Result<Feedforward, SimError> {
+        let model = &self.character.model;
+        let n = model.num_bodies();
+        let h = self.opts.step;
+        let steps = self.num_steps();
+        let mut psi_all = Vec::with_capacity(steps);
+        let parents: Vec<Option<usize>> = model.bodies.iter().map(|b| b.parent).collect();
+        let mut proj = BlockTree::new(&parents).map_err(|e| SimError::Settings(e.to_string()))?;
+        let mut x = KktVector::zeros(n);
+        let mut y = KktVector::zeros(n);
+        let mut ws = InverseWorkspace::default();
+        let mut out = JointTorques::default();
+        let mut wrenches = vec![(Vector3::zeros(), Vector3::zeros()); n];
+        let mut landing: f64 = 0.0;
+        self.tracking.enabled = self.opts.feedback;
+        self.reset();
+        for k in 0..steps {
+            self.k = k;
+            let t = k as f64 * h;
+            let root = self.prepare_step();
+            let start = self.state.clone();
+            // u*: body displacements to the reference pose at t+h, projected onto the
+            // joint constraints at p_k (root rows: the root target twist).
+            let target = *root.target().expect("pinned");
+            assemble_projection(model, &start.bodies, Some(&target), &mut proj).map_err(|e| SimError::Settings(e.to_string()))?;
+            for b in 0..n {
+                let s = &start.bodies[b];
+                let dv = (self.kin[b].x - s.x) / h;
+                let dw = (self.kin[b].q * s.q.inverse()).scaled_axis() / h;
+                x.body[b] = Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z);
+                x.rows[b] = Vector6::zeros();
+            }
+            proj.apply(&x, &mut y); // y.rows = J û
+            let u_hat = x.body.clone();
+            for b in 0..n {
+                x.body[b] = Vector6::zeros();
+                let c = proj.rows(b);
+                let mut r = -y.rows[b];
+                if b == 0 {
+                    r = Vector6::new(target.v.x, target.v.y, target.v.z, target.w.x, target.w.y, target.w.z) - y.rows[0];
+                }
+                for i in c..6 {
+                    r[i] = 0.0;
+                }
+                x.rows[b] = r;
+            }
+            proj.factor().map_err(|e| SimError::Settings(e.to_string()))?;
+            proj.solve(&mut x).map_err(|e| SimError::Settings(e.to_string()))?;
+            let u_star: Vec<Vector6<f64>> = (0..n).map(|b| u_hat[b] + x.body[b]).collect();
+            // u₀: the step with ψ = 0.
+            let mut s0 = start.clone();
+            self.fill_external(None, None);
+            self.stepper
+                .step(model, &mut s0, &root, &self.tracking, Some(&self.external))
+                .map_err(|e| step_error(self.character, e, t))?;
+            // F(u*) − F(u₀), F(u) = A u − G ω + N(ω) (rotational rows in momentum form).
+            for b in 0..n {
+                x.body[b] = u_star[b] - s0.bodies[b].twist();
+                x.rows[b] = Vector6::zeros();
+            }
+            self.stepper.kkt().apply(&x, &mut y);
+            for (b, w) in wrenches.iter_mut().enumerate() {
+                let s = &start.bodies[b];
+                let iw = s.world_inertia(&model.bodies[b].inertia);
+                let l = iw * s.w;
+                let gj = (s.w.cross_matrix() * iw - l.cross_matrix()) * h;
+                let nn = |w: &Vector3<f64>| {
+                    let l = iw * w;
+                    UnitQuaternion::from_scaled_axis(w * h) * l - l - gj * w
+                };
+                let ws_ = Vector3::new(u_star[b][3], u_star[b][4], u_star[b][5]);
+                let rot = nn(&ws_) - nn(&s0.bodies[b].w);
+                let g = y.body[b];
+                *w = (
+                    Vector3::new(g[0], g[1], g[2]) / h,
+                    (Vector3::new(g[3], g[4], g[5]) + rot) / h,
+                );
+            }
+            let qs: Vec<UnitQuaternion<f64>> = start.bodies.iter().map(|s| s.q).collect();
+            wrench_to_joint_torques(model, &qs, &wrenches, &mut ws, &mut out);
+            let psi = out.tau.clone();
+            // The real step with ψ.
+            self.state = start;
+            self.fill_external(Some(&psi), None);
+            self.stepper
+                .step(model, &mut self.state, &root, &self.tracking, Some(&self.external))
+                .map_err(|e| step_error(self.character, e, t))?;
+            for b in 0..n {
+                landing = landing.max((self.state.bodies[b].twist() - u_star[b]).amax());
+            }
+            psi_all.push(psi);
+        }
+        let mut ff = std::mem::replace(
+            &mut self.feedforward,
+            Feedforward { h, psi: vec![], stiffness: vec![], max_landing_error: 0.0 },
+        );
+        ff.psi = psi_all;
+        ff.max_landing_error = landing;
+        Ok(ff)
+    }
+
+    /// Advance one step with optional extra external wrenches (world; per body force N,
+    /// torque about the COM N·m), recording the result.
+    pub fn step(&mut self, extra: Option<&[(Vector3<f64>, Vector3<f64>)]>) -> Result<(), SimError> {
+        let model = &self.character.model;
+        let t = self.time();
+        let root = self.prepare_step();
+        let psi = if self.opts.feedforward { self.feedforward.psi.get(self.k).cloned() } else { None };
+        self.fill_external(psi.as_deref(), extra);
+        self.stepper
+            .step(model, &mut self.state, &root, &self.tracking, Some(&self.external))
+            .map_err(|e| step_error(self.character, e, t))?;
+        self.k += 1;
+        self.record_state();
+        Ok(())
+    }
+
+    /// Joint-angle errors vs the reference at the state's time (kinematics in self.kin).
+    fn record_state(&mut self) {
+        let model = &self.character.model;
+        let (mut sq, mut cnt, mut worst) = (0.0, 0usize, (0.0f64, 0usize));
+        for (b, body) in model.bodies.iter().enumerate().skip(1) {
+            let Some(a) = body.parent else { continue };
+            let sim_rel = self.state.bodies[a].q.inverse() * self.state.bodies[b].q;
+            let err = (self.targets.q_rel[b].inverse() * sim_rel).angle().to_degrees();
+            sq += err * err;
+            cnt += 1;
+            if err > worst.0 {
+                worst = (err, b);
+            }
+        }
+        self.record.times.push(self.time());
+        self.record.poses.push(self.state.bodies.iter().map(|s| BodyPose { x: s.x, q: s.q }).collect());
+        self.record.rms_error_deg.push(if cnt > 0 { (sq / cnt as f64).sqrt() } else { 0.0 });
+        self.record.max_error_deg.push(worst);
+        self.record.constraint_error_m.push(self.state.max_joint_separation(model));
+    }
+
+    /// Run to the end of the clip.
+    pub fn run(&mut self) -> Result<(), SimError> {
+        while self.k < self.num_steps() {
+            self.step(None)?;
+        }
+        Ok(())
+    }
+
+    /// The recorded run resampled at the clip's frame times (frame 0 = the initial
+    /// state), for export.
+    pub fn trajectory(&self) -> Trajectory {
+        let model = &self.character.model;
+        let dt = self.character.clip.frame_time;
+        let frames = self.character.clip.num_frames() - model.figure.first_frame;
+        let h = self.opts.step;
+        let mut scratch = ReferenceScratch::default();
+        let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
+        self.character.reference.sample(model, 0.0, &mut scratch, &mut kin);
+        let initial: Vec<BodyPose> = kin.iter().map(|k| BodyPose { x: k.x, q: k.q }).collect();
+        let pose_at = |i: usize| if i == 0 { &initial } else { &self.record.poses[(i - 1).min(self.record.poses.len().saturating_sub(1))] };
+        let last = self.record.poses.len();
+        let poses = (0..frames)
+            .map(|f| {
+                let s = (f as f64 * dt / h).min(last as f64);
+                let i = s.floor() as usize;
+                let a = s - i as f64;
+                let (p0, p1) = (pose_at(i), pose_at((i + 1).min(last)));
+                p0.iter()
+                    .zip(p1)
+                    .map(|(x0, x1)| BodyPose { x: x0.x * (1.0 - a) + x1.x * a, q: x0.q.slerp(&x1.q, a) })
+                    .collect()
+            })
+            .collect();
+        Trajectory { frame_time: dt, poses, balls: vec![] }
+    }
+}
