@@ -31,7 +31,11 @@ pub struct Gains {
 
 impl Default for Gains {
     fn default() -> Self {
-        Gains { k_s: 10.0, k_0: 20.0, damping_time: 0.08 }
+        Gains {
+            k_s: 10.0,
+            k_0: 20.0,
+            damping_time: 0.08,
+        }
     }
 }
 
@@ -50,7 +54,12 @@ pub struct JointTarget {
 
 impl Default for JointTarget {
     fn default() -> Self {
-        JointTarget { q_rel: UnitQuaternion::identity(), w_rel_parent: Vector3::zeros(), angles: [0.0; 2], rates: [0.0; 2] }
+        JointTarget {
+            q_rel: UnitQuaternion::identity(),
+            w_rel_parent: Vector3::zeros(),
+            angles: [0.0; 2],
+            rates: [0.0; 2],
+        }
     }
 }
 
@@ -93,7 +102,9 @@ impl Tracking {
 
     /// Set the target of body `b`'s joint from the reference's relative motion.
     pub fn set_target(&mut self, b: usize, jm: &JointMotion) {
-        let Some(joint) = self.joints[b].as_ref() else { return };
+        let Some(joint) = self.joints[b].as_ref() else {
+            return;
+        };
         let (angles, _) = project_to_joint(joint, &jm.q_rel);
         let w_parent = jm.q_rel * jm.w;
         let rates = match joint.kind {
@@ -101,15 +112,26 @@ impl Tracking {
             JointType::Hinge => [jm.w.dot(&joint.axis_child), 0.0],
             JointType::Universal => {
                 // in the parent frame: n₁ = axis_parent, n₂ = q_rel · axis_child
-                universal_rates(&joint.axis_parent, &(jm.q_rel * joint.axis_child), &w_parent)
+                universal_rates(
+                    &joint.axis_parent,
+                    &(jm.q_rel * joint.axis_child),
+                    &w_parent,
+                )
             }
         };
-        self.targets[b] = JointTarget { q_rel: jm.q_rel, w_rel_parent: w_parent, angles, rates };
+        self.targets[b] = JointTarget {
+            q_rel: jm.q_rel,
+            w_rel_parent: w_parent,
+            angles,
+            rates,
+        };
     }
 
     /// Feedback torque on body `b` (world, N·m) from the two bodies' states.
     pub fn feedback(&self, b: usize, pa: &BodyState, pb: &BodyState) -> Vector3<f64> {
-        let Some(joint) = self.joints[b].as_ref() else { return Vector3::zeros() };
+        let Some(joint) = self.joints[b].as_ref() else {
+            return Vector3::zeros();
+        };
         let k = self.stiffness[b];
         let d = self.damping_time;
         let tg = &self.targets[b];
@@ -163,8 +185,16 @@ impl JointTorque for Tracking {
 /// World torque on body `b` (the child; its parent gets the opposite) of body-relative
 /// feedforward values `psi` (this joint's DOF: ball = parent-frame components, hinge =
 /// about the axis, universal = about n₁ and n₂), N·m.
-pub fn feedforward_torque(model: &Model, b: usize, pa: &BodyState, pb: &BodyState, psi: &[f64]) -> Vector3<f64> {
-    let Some(joint) = model.bodies[b].joint.as_ref() else { return Vector3::zeros() };
+pub fn feedforward_torque(
+    model: &Model,
+    b: usize,
+    pa: &BodyState,
+    pb: &BodyState,
+    psi: &[f64],
+) -> Vector3<f64> {
+    let Some(joint) = model.bodies[b].joint.as_ref() else {
+        return Vector3::zeros();
+    };
     let jf = joint.frame(&pa.q, &pb.q);
     let mut t = Vector3::zeros();
     for (i, p) in psi.iter().enumerate().take(jf.dof) {

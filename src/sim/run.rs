@@ -84,6 +84,8 @@ pub struct Feedforward {
     /// Largest |u⁺ − u*| over the precompute (m/s or rad/s): how exactly the step with ψ
     /// lands on its target.
     pub max_landing_error: f64,
+    /// Time of the worst landing, s.
+    pub worst_landing_time: f64,
 }
 
 /// Per-step record of a run.
@@ -125,24 +127,39 @@ pub struct Simulation<'c> {
 }
 
 fn root_target(k: &BodyKinematics) -> RootTarget {
-    RootTarget { x: k.x, q: k.q, v: k.v, w: k.w }
+    RootTarget {
+        x: k.x,
+        q: k.q,
+        v: k.v,
+        w: k.w,
+    }
 }
 
 fn step_error(c: &Character, e: StepError, t: f64) -> SimError {
     let body = match &e {
-        StepError::NonFinite { body, .. } | StepError::Exploded { body, .. } => {
-            c.model.bodies.get(*body).map_or("-".to_string(), |b| b.name.clone())
-        }
+        StepError::NonFinite { body, .. } | StepError::Exploded { body, .. } => c
+            .model
+            .bodies
+            .get(*body)
+            .map_or("-".to_string(), |b| b.name.clone()),
         _ => "-".to_string(),
     };
-    SimError::Step { path: c.path.display().to_string(), t, body, source: e }
+    SimError::Step {
+        path: c.path.display().to_string(),
+        t,
+        body,
+        source: e,
+    }
 }
 
 impl<'c> Simulation<'c> {
     /// Prepare a run: computes the feedforward (discrete-time inverse dynamics) first.
     pub fn new(character: &'c Character, opts: SimOptions) -> Result<Self, SimError> {
         if !(opts.step > 0.0 && opts.step <= 0.05) {
-            return Err(SimError::Settings(format!("step {} s must be in (0, 0.05]", opts.step)));
+            return Err(SimError::Settings(format!(
+                "step {} s must be in (0, 0.05]",
+                opts.step
+            )));
         }
         let mut sim = Self::bare(character, opts, None)?;
         let ff = sim.compute_feedforward()?;
@@ -151,9 +168,17 @@ impl<'c> Simulation<'c> {
         Ok(sim)
     }
 
-    fn bare(character: &'c Character, opts: SimOptions, ff: Option<Feedforward>) -> Result<Self, SimError> {
+    fn bare(
+        character: &'c Character,
+        opts: SimOptions,
+        ff: Option<Feedforward>,
+    ) -> Result<Self, SimError> {
         let model = &character.model;
-        let step_opts = StepOptions { h: opts.step, drift: opts.drift, ..Default::default() };
+        let step_opts = StepOptions {
+            h: opts.step,
+            drift: opts.drift,
+            ..Default::default()
+        };
         let stepper = Stepper::new(model, step_opts).map_err(|e| step_error(character, e, 0.0))?;
         let n = model.num_bodies();
         let feedforward = match ff {
@@ -163,9 +188,19 @@ impl<'c> Simulation<'c> {
                 let stiffness = table
                     .tau
                     .iter()
-                    .map(|tau| tau.iter().map(|t| opts.gains.k_s * t.abs() + opts.gains.k_0).collect())
+                    .map(|tau| {
+                        tau.iter()
+                            .map(|t| opts.gains.k_s * t.abs() + opts.gains.k_0)
+                            .collect()
+                    })
                     .collect();
-                Feedforward { h: opts.step, psi: vec![], stiffness, max_landing_error: 0.0 }
+                Feedforward {
+                    h: opts.step,
+                    psi: vec![],
+                    stiffness,
+                    max_landing_error: 0.0,
+                    worst_landing_time: 0.0,
+                }
             }
         };
         let mut tracking = Tracking::new(model, &opts.gains);
@@ -173,7 +208,10 @@ impl<'c> Simulation<'c> {
         let mut sim = Simulation {
             character,
             opts,
-            state: State { bodies: vec![BodyState::default(); n], t: 0.0 },
+            state: State {
+                bodies: vec![BodyState::default(); n],
+                t: 0.0,
+            },
             k: 0,
             feedforward,
             record: Record::default(),
@@ -192,7 +230,9 @@ impl<'c> Simulation<'c> {
     /// Back to t = 0 on the reference, with an empty record.
     pub fn reset(&mut self) {
         let model = &self.character.model;
-        self.character.reference.sample(model, 0.0, &mut self.scratch, &mut self.kin);
+        self.character
+            .reference
+            .sample(model, 0.0, &mut self.scratch, &mut self.kin);
         self.state = State::from_kinematics(&self.kin, 0.0);
         self.k = 0;
         self.record = Record::default();
@@ -216,9 +256,16 @@ impl<'c> Simulation<'c> {
         let reference = &self.character.reference;
         reference.sample(model, t1, &mut self.scratch, &mut self.kin);
         reference.joint_targets(model, t1, &mut self.scratch, &mut self.targets);
-        let sched = self.feedforward.stiffness.get(self.k.min(self.feedforward.stiffness.len().saturating_sub(1)));
+        let sched = self.feedforward.stiffness.get(
+            self.k
+                .min(self.feedforward.stiffness.len().saturating_sub(1)),
+        );
         for (b, body) in model.bodies.iter().enumerate().skip(1) {
-            let jm = JointMotion { q_rel: self.targets.q_rel[b], w: self.targets.w_rel[b], dw: Vector3::zeros() };
+            let jm = JointMotion {
+                q_rel: self.targets.q_rel[b],
+                w: self.targets.w_rel[b],
+                dw: Vector3::zeros(),
+            };
             self.tracking.set_target(b, &jm);
             if let (Some(s), Some(j)) = (sched, body.joint.as_ref()) {
                 for i in 0..j.dof() {
@@ -230,16 +277,28 @@ impl<'c> Simulation<'c> {
     }
 
     /// External wrenches of the feedforward ψ_k at the current state (+ `extra`).
-    fn fill_external(&mut self, psi: Option<&[f64]>, extra: Option<&[(Vector3<f64>, Vector3<f64>)]>) {
+    fn fill_external(
+        &mut self,
+        psi: Option<&[f64]>,
+        extra: Option<&[(Vector3<f64>, Vector3<f64>)]>,
+    ) {
         let model = &self.character.model;
         for (b, e) in self.external.iter_mut().enumerate() {
             *e = extra.map_or((Vector3::zeros(), Vector3::zeros()), |x| x[b]);
         }
         let Some(psi) = psi else { return };
         for (b, body) in model.bodies.iter().enumerate().skip(1) {
-            let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else { continue };
+            let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else {
+                continue;
+            };
             let off = self.offsets[b];
-            let t = feedforward_torque(model, b, &self.state.bodies[a], &self.state.bodies[b], &psi[off..off + j.dof()]);
+            let t = feedforward_torque(
+                model,
+                b,
+                &self.state.bodies[a],
+                &self.state.bodies[b],
+                &psi[off..off + j.dof()],
+            );
             self.external[b].1 += t;
             self.external[a].1 -= t;
         }
@@ -260,6 +319,7 @@ impl<'c> Simulation<'c> {
         let mut out = JointTorques::default();
         let mut wrenches = vec![(Vector3::zeros(), Vector3::zeros()); n];
         let mut landing: f64 = 0.0;
+        let mut worst_at = 0.0;
         self.tracking.enabled = self.opts.feedback;
         self.reset();
         for k in 0..steps {
@@ -270,7 +330,8 @@ impl<'c> Simulation<'c> {
             // u*: body displacements to the reference pose at t+h, projected onto the
             // joint constraints at p_k (root rows: the root target twist).
             let target = *root.target().expect("pinned");
-            assemble_projection(model, &start.bodies, Some(&target), &mut proj).map_err(|e| SimError::Settings(e.to_string()))?;
+            assemble_projection(model, &start.bodies, Some(&target), &mut proj)
+                .map_err(|e| SimError::Settings(e.to_string()))?;
             for b in 0..n {
                 let s = &start.bodies[b];
                 let dv = (self.kin[b].x - s.x) / h;
@@ -285,15 +346,19 @@ impl<'c> Simulation<'c> {
                 let c = proj.rows(b);
                 let mut r = -y.rows[b];
                 if b == 0 {
-                    r = Vector6::new(target.v.x, target.v.y, target.v.z, target.w.x, target.w.y, target.w.z) - y.rows[0];
+                    r = Vector6::new(
+                        target.v.x, target.v.y, target.v.z, target.w.x, target.w.y, target.w.z,
+                    ) - y.rows[0];
                 }
                 for i in c..6 {
                     r[i] = 0.0;
                 }
                 x.rows[b] = r;
             }
-            proj.factor().map_err(|e| SimError::Settings(e.to_string()))?;
-            proj.solve(&mut x).map_err(|e| SimError::Settings(e.to_string()))?;
+            proj.factor()
+                .map_err(|e| SimError::Settings(e.to_string()))?;
+            proj.solve(&mut x)
+                .map_err(|e| SimError::Settings(e.to_string()))?;
             let u_star: Vec<Vector6<f64>> = (0..n).map(|b| u_hat[b] + x.body[b]).collect();
             // u₀: the step with ψ = 0.
             let mut s0 = start.clone();
@@ -331,19 +396,36 @@ impl<'c> Simulation<'c> {
             self.state = start;
             self.fill_external(Some(&psi), None);
             self.stepper
-                .step(model, &mut self.state, &root, &self.tracking, Some(&self.external))
+                .step(
+                    model,
+                    &mut self.state,
+                    &root,
+                    &self.tracking,
+                    Some(&self.external),
+                )
                 .map_err(|e| step_error(self.character, e, t))?;
             for b in 0..n {
-                landing = landing.max((self.state.bodies[b].twist() - u_star[b]).amax());
+                let e = (self.state.bodies[b].twist() - u_star[b]).amax();
+                if e > landing {
+                    landing = e;
+                    worst_at = t;
+                }
             }
             psi_all.push(psi);
         }
         let mut ff = std::mem::replace(
             &mut self.feedforward,
-            Feedforward { h, psi: vec![], stiffness: vec![], max_landing_error: 0.0 },
+            Feedforward {
+                h,
+                psi: vec![],
+                stiffness: vec![],
+                max_landing_error: 0.0,
+                worst_landing_time: 0.0,
+            },
         );
         ff.psi = psi_all;
         ff.max_landing_error = landing;
+        ff.worst_landing_time = worst_at;
         Ok(ff)
     }
 
@@ -353,10 +435,20 @@ impl<'c> Simulation<'c> {
         let model = &self.character.model;
         let t = self.time();
         let root = self.prepare_step();
-        let psi = if self.opts.feedforward { self.feedforward.psi.get(self.k).cloned() } else { None };
+        let psi = if self.opts.feedforward {
+            self.feedforward.psi.get(self.k).cloned()
+        } else {
+            None
+        };
         self.fill_external(psi.as_deref(), extra);
         self.stepper
-            .step(model, &mut self.state, &root, &self.tracking, Some(&self.external))
+            .step(
+                model,
+                &mut self.state,
+                &root,
+                &self.tracking,
+                Some(&self.external),
+            )
             .map_err(|e| step_error(self.character, e, t))?;
         self.k += 1;
         self.record_state();
@@ -370,7 +462,9 @@ impl<'c> Simulation<'c> {
         for (b, body) in model.bodies.iter().enumerate().skip(1) {
             let Some(a) = body.parent else { continue };
             let sim_rel = self.state.bodies[a].q.inverse() * self.state.bodies[b].q;
-            let err = (self.targets.q_rel[b].inverse() * sim_rel).angle().to_degrees();
+            let err = (self.targets.q_rel[b].inverse() * sim_rel)
+                .angle()
+                .to_degrees();
             sq += err * err;
             cnt += 1;
             if err > worst.0 {
@@ -378,10 +472,22 @@ impl<'c> Simulation<'c> {
             }
         }
         self.record.times.push(self.time());
-        self.record.poses.push(self.state.bodies.iter().map(|s| BodyPose { x: s.x, q: s.q }).collect());
-        self.record.rms_error_deg.push(if cnt > 0 { (sq / cnt as f64).sqrt() } else { 0.0 });
+        self.record.poses.push(
+            self.state
+                .bodies
+                .iter()
+                .map(|s| BodyPose { x: s.x, q: s.q })
+                .collect(),
+        );
+        self.record.rms_error_deg.push(if cnt > 0 {
+            (sq / cnt as f64).sqrt()
+        } else {
+            0.0
+        });
         self.record.max_error_deg.push(worst);
-        self.record.constraint_error_m.push(self.state.max_joint_separation(model));
+        self.record
+            .constraint_error_m
+            .push(self.state.max_joint_separation(model));
     }
 
     /// Run to the end of the clip.
@@ -401,9 +507,17 @@ impl<'c> Simulation<'c> {
         let h = self.opts.step;
         let mut scratch = ReferenceScratch::default();
         let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
-        self.character.reference.sample(model, 0.0, &mut scratch, &mut kin);
+        self.character
+            .reference
+            .sample(model, 0.0, &mut scratch, &mut kin);
         let initial: Vec<BodyPose> = kin.iter().map(|k| BodyPose { x: k.x, q: k.q }).collect();
-        let pose_at = |i: usize| if i == 0 { &initial } else { &self.record.poses[(i - 1).min(self.record.poses.len().saturating_sub(1))] };
+        let pose_at = |i: usize| {
+            if i == 0 {
+                &initial
+            } else {
+                &self.record.poses[(i - 1).min(self.record.poses.len().saturating_sub(1))]
+            }
+        };
         let last = self.record.poses.len();
         let poses = (0..frames)
             .map(|f| {
@@ -413,10 +527,17 @@ impl<'c> Simulation<'c> {
                 let (p0, p1) = (pose_at(i), pose_at((i + 1).min(last)));
                 p0.iter()
                     .zip(p1)
-                    .map(|(x0, x1)| BodyPose { x: x0.x * (1.0 - a) + x1.x * a, q: x0.q.slerp(&x1.q, a) })
+                    .map(|(x0, x1)| BodyPose {
+                        x: x0.x * (1.0 - a) + x1.x * a,
+                        q: x0.q.slerp(&x1.q, a),
+                    })
                     .collect()
             })
             .collect();
-        Trajectory { frame_time: dt, poses, balls: vec![] }
+        Trajectory {
+            frame_time: dt,
+            poses,
+            balls: vec![],
+        }
     }
 }

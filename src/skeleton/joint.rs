@@ -103,9 +103,15 @@ impl Joint {
         (k_lin, k_rot)
     }
 
-    /// Position error g (METHOD §4/§10): linear (x_a + r_a) − (x_b + r_b), and the rotation
-    /// angles about the forbidden axes of the change of relative rotation since Q0, signed
-    /// so that ġ = J u.
+    /// Position error g (METHOD §4/§10): linear (x_a + r_a) − (x_b + r_b), and one
+    /// rotational entry per forbidden axis, signed so that ġ = J u.
+    ///
+    /// Hinge: (n_b × n_a)·e for the two forbidden axes e, with n_a = R_a n̄_a and
+    /// n_b = R_b n̄_b the hinge axis as carried by each body — the sine of their
+    /// misalignment, valid at any hinge angle (the log of the relative rotation would mix
+    /// twist into the forbidden axes once the hinge turns past ~90° from Q0, and
+    /// stabilisation would then diverge). Universal: (n₁·n₂ − c₀)/|n₁ × n₂| with c₀ the rest
+    /// value of n₁·n₂.
     pub fn position_error(
         &self,
         xa: &Vector3<f64>,
@@ -116,12 +122,22 @@ impl Joint {
         let jf = self.frame(ra, rb);
         let g_lin = (xa + jf.r_a) - (xb + jf.r_b);
         let mut g_rot = [0.0; 2];
-        if self.kind != JointType::Ball {
-            // deviation of the relative rotation, expressed in world: R_b Q0⁻¹ R_a⁻¹
-            let dev_world = (rb * self.rest_rel.inverse() * ra.inverse()).scaled_axis();
-            for (i, g) in g_rot.iter_mut().enumerate().take(3 - jf.dof) {
-                let e = jf.axes.column(jf.dof + i).into_owned();
-                *g = -dev_world.dot(&e);
+        match self.kind {
+            JointType::Ball => {}
+            JointType::Hinge => {
+                let na = ra * self.axis_parent;
+                let nb = rb * self.axis_child;
+                let c = nb.cross(&na);
+                for (i, g) in g_rot.iter_mut().enumerate() {
+                    *g = c.dot(&jf.axes.column(1 + i));
+                }
+            }
+            JointType::Universal => {
+                let n1 = ra * self.axis_parent;
+                let n2 = rb * self.axis_child;
+                let c0 = (self.rest_rel.inverse() * self.axis_parent).dot(&self.axis_child);
+                let cn = n1.cross(&n2).norm().max(1e-9);
+                g_rot[0] = (n1.dot(&n2) - c0) / cn;
             }
         }
         (g_lin, g_rot)

@@ -370,8 +370,8 @@ fn detect_position_conventions(clip: &Clip) -> Vec<PositionConvention> {
 /// Leading frames that are not part of the motion: cgspeed CMU files start with a T-pose
 /// (round, integer-degree joint angles); other exporters leave outlier frames (OptiTrack:
 /// occluded joints at exactly zero). Returns how many leading frames to drop (up to 10):
-/// a T-pose frame 0, then every frame whose step to the next exceeds max(5°, 10 × the
-/// median frame-to-frame step), with angle differences taken modulo 360°.
+/// a T-pose frame 0, then every frame whose step to the next exceeds max(5°, 6 × the
+/// median frame-to-frame step), steps being the largest joint rotation between frames.
 fn leading_outlier_frames(clip: &Clip) -> usize {
     let root_cols = clip.joints.first().map_or(0, |j| j.channels.len());
     let rot_cols: Vec<usize> = clip
@@ -389,14 +389,18 @@ fn leading_outlier_frames(clip: &Clip) -> usize {
     if rot_cols.len() < 6 || clip.num_frames() < 3 {
         return 0;
     }
+    // Largest rotation (degrees) of any non-root joint between frames f and f + 1, from
+    // the composed local rotations (Euler-channel differences mislead near gimbal lock).
+    let rotating: Vec<usize> = (1..clip.joints.len())
+        .filter(|&j| clip.joints[j].channels.iter().any(|c| c.is_rotation()))
+        .collect();
     let step = |f: usize| {
-        let (a, b) = (clip.frame(f), clip.frame(f + 1));
-        // angular difference modulo 360° (Euler channels wrap at ±180° in many files)
-        rot_cols
+        rotating
             .iter()
-            .map(|&c| {
-                let d = (b[c] - a[c]).rem_euclid(360.0);
-                d.min(360.0 - d)
+            .map(|&j| {
+                let (_, qa) = clip.local_transform(j, f);
+                let (_, qb) = clip.local_transform(j, f + 1);
+                qa.angle_to(&qb).to_degrees()
             })
             .fold(0.0, f64::max)
     };
@@ -408,7 +412,7 @@ fn leading_outlier_frames(clip: &Clip) -> usize {
         .map(step)
         .collect();
     let typical = median(&mut later);
-    let outlier = |k: usize| step(k) > 5.0_f64.max(10.0 * typical);
+    let outlier = |k: usize| step(k) > 5.0_f64.max(6.0 * typical);
     let mut n = 0;
     if integers && step(0) > 2.0 {
         n = 1;
