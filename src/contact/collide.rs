@@ -91,6 +91,8 @@ pub struct SweepHit {
     pub contact: Contact,
     /// How `toi` was obtained.
     pub status: SweepStatus,
+    /// Advancement iterations used (0 for the closed-form sweeps).
+    pub iterations: usize,
 }
 
 /// Maximum conservative-advancement iterations of [`sweep_sphere_capsule`]. A head-on or
@@ -395,6 +397,7 @@ pub fn sweep_sphere_sphere(
                 b.radius,
             ),
             status,
+            iterations: 0,
         })
     };
     // |p + t v|² = R²  ⇔  (v·v) t² + 2 (p·v) t + (p·p − R²) = 0.
@@ -436,6 +439,7 @@ pub fn sweep_sphere_plane(
             toi,
             contact: sphere_plane_contact(&(sphere.center + v * toi), sphere.radius, plane),
             status,
+            iterations: 0,
         })
     };
     if gap0 <= 0.0 {
@@ -496,8 +500,10 @@ impl PointSegmentSweep {
 /// Since every segment point moves with a convex combination of `va` and `vb`, g changes
 /// no faster than L = max(|v_sphere − va|, |v_sphere − vb|) (≤ |v_sphere| + max(|va|,|vb|)),
 /// so g has no root in `[t, t + g(t)/L)`: stepping by g/L can never jump over a contact,
-/// however thin the limb or fast the ball. A head-on hit takes one or two steps, an
-/// oblique one a few more; once the gap is below [`TOI_REL_TOL`] of the problem size,
+/// however thin the limb or fast the ball. For a translating capsule (`va == vb`) the gap
+/// is convex in t and the step is the larger of that and the Newton (tangent) step, also
+/// safe. A head-on hit takes one or two steps, an oblique one a few more (a rotating limb
+/// some tens); once the gap is below [`TOI_REL_TOL`] of the problem size,
 /// a few guarded Newton steps (with the exact derivative) polish the root. The iteration
 /// count is capped at [`MAX_ADVANCE_ITERATIONS`] ([`SweepStatus::IterationLimit`]). A
 /// degenerate capsule (`a == b`) is a sphere.
@@ -536,43 +542,56 @@ pub fn sweep_sphere_capsule(
             capsule.radius,
         )
     };
-    let hit = |toi: f64, status| SweepHit {
+    let hit = |toi: f64, status, iterations| SweepHit {
         toi,
         contact: contact_at(toi),
         status,
+        iterations,
     };
 
-    let (mut g, _) = sweep.gap(0.0);
+    let (mut g, mut rate) = sweep.gap(0.0);
     if g <= 0.0 {
-        return Some(hit(0.0, SweepStatus::InitialOverlap));
+        return Some(hit(0.0, SweepStatus::InitialOverlap, 0));
     }
-    let lip = (v_sphere - va).norm().max((v_sphere - vb).norm());
     // Inputs are finite, so lip is finite and ≥ 0.
+    let lip = (v_sphere - va).norm().max((v_sphere - vb).norm());
     if lip == 0.0 {
         return None; // no relative motion: the gap stays g(0) > 0
     }
-    if g / lip > h {
-        return None; // cannot close the gap within the step (also catches overflow)
-    }
+    // A translating (or static) capsule keeps its shape, and the centre moves on a line
+    // relative to it; the distance from a line-moving point to a fixed convex set is
+    // convex in t. Then the tangent line lies below the gap, so advancing to its zero is
+    // safe too (Newton from the left never passes the first root), and a non-negative
+    // rate means the gap never shrinks again. That resolves grazing passes in a few
+    // steps where the Lipschitz step alone would crawl.
+    let convex = va == vb;
     let tol = TOI_REL_TOL * (sweep.rsum + lip * h);
     let mut t = 0.0;
-    for _ in 0..MAX_ADVANCE_ITERATIONS {
+    for iter in 0..MAX_ADVANCE_ITERATIONS {
         if g <= tol {
-            return Some(hit(polish(&sweep, t, g, h), SweepStatus::Converged));
+            return Some(hit(polish(&sweep, t, g, h), SweepStatus::Converged, iter));
         }
         // Proven: g > 0 on [0, t + g/L).
-        let next = t + g / lip;
+        let mut step = g / lip;
+        if convex {
+            if rate >= 0.0 {
+                return None;
+            }
+            step = step.max(g / -rate);
+        }
+        let next = t + step;
         if next > h {
             return None;
         }
         t = next;
-        g = sweep.gap(t).0;
+        (g, rate) = sweep.gap(t);
     }
     if g <= tol {
-        return Some(hit(polish(&sweep, t, g, h), SweepStatus::Converged));
+        let t = polish(&sweep, t, g, h);
+        return Some(hit(t, SweepStatus::Converged, MAX_ADVANCE_ITERATIONS));
     }
     // Grazing: proven apart on [0, t) and within `g` (tiny) of contact at t. Report it.
-    Some(hit(t, SweepStatus::IterationLimit))
+    Some(hit(t, SweepStatus::IterationLimit, MAX_ADVANCE_ITERATIONS))
 }
 
 /// Newton steps on the gap from a conservative-advancement point `t` (gap `g ≥ 0`, tiny),
