@@ -571,6 +571,41 @@ fn grazing_within_a_micrometre() {
     }
 }
 
+/// The same grazes through the general (non-convex, rotating-capsule) path: a tip
+/// velocity of 1 nm/s changes nothing geometrically but disables the convex shortcut.
+/// Hits converge; a pass within a few µm may end at the iteration cap and is then
+/// reported conservatively as `IterationLimit` with its (µm) gap, never silently dropped.
+#[test]
+fn grazing_through_the_general_path() {
+    let cap = WorldCapsule::new(V3::zeros(), V3::new(ARM_LEN, 0.0, 0.0), ARM_R);
+    let (va, vb) = (V3::zeros(), V3::new(0.0, 0.0, 1e-9));
+    let v = V3::new(0.0, 0.0, SPEED);
+    for offset in [-1e-4, -1e-5, -1e-6, 1e-6, 1e-5, 1e-3] {
+        let s = Sphere::new(V3::new(0.13, RSUM + offset, -0.5), BALL_R);
+        let got = sweep_sphere_capsule(&s, &v, &cap, &va, &vb, 1.0 / 60.0);
+        let exact = (0.5 - (RSUM * RSUM - (RSUM + offset).powi(2)).max(0.0).sqrt()) / SPEED;
+        eprintln!(
+            "general-path graze {offset:e}: {:?}",
+            got.map(|h| (h.toi - exact, h.status, h.iterations))
+        );
+        match got {
+            Some(hit) if hit.status == SweepStatus::IterationLimit => {
+                assert!(offset.abs() <= 1e-6, "offset {offset}");
+                assert!(hit.contact.depth < 0.0 && hit.contact.depth > -2e-6);
+            }
+            Some(hit) => {
+                assert!(offset < 0.0, "false hit at {offset}");
+                assert!(
+                    close(hit.toi, exact, 1e-9),
+                    "{offset}: {} vs {exact}",
+                    hit.toi
+                );
+            }
+            None => assert!(offset > 0.0, "missed at {offset}"),
+        }
+    }
+}
+
 #[test]
 fn initial_overlap_is_toi_zero() {
     let cap = WorldCapsule::new(V3::zeros(), V3::new(ARM_LEN, 0.0, 0.0), ARM_R);

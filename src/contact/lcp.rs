@@ -157,21 +157,35 @@ impl Tableau<'_> {
         self.basis[r] = entering;
     }
 
-    /// Recomputes `B⁻¹` and `B⁻¹ q` from the basis by LU; keeps the updated ones if the
-    /// basis is numerically singular (it cannot be in exact arithmetic).
-    fn refactor(&mut self) {
+    /// LU factors of the current basis matrix.
+    fn basis_lu(&self) -> nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn> {
         let n = self.n;
         let mut b = DMatrix::zeros(n, n);
         for (k, &var) in self.basis.iter().enumerate() {
             b.set_column(k, &self.column(var));
         }
-        let lu = b.lu();
+        b.lu()
+    }
+
+    /// Recomputes `B⁻¹` and `B⁻¹ q` from the basis by LU; keeps the updated ones if the
+    /// basis is numerically singular (it cannot be in exact arithmetic).
+    fn refactor(&mut self) {
+        let lu = self.basis_lu();
         if let Some(inv) = lu.try_inverse()
             && inv.iter().all(|v| v.is_finite())
             && let Some(x) = lu.solve(self.q)
             && x.iter().all(|v| v.is_finite())
         {
             self.binv = inv;
+            self.x = x;
+        }
+    }
+
+    /// Recomputes only `B⁻¹ q` (the answer) by one LU solve of the final basis.
+    fn resolve(&mut self) {
+        if let Some(x) = self.basis_lu().solve(self.q)
+            && x.iter().all(|v| v.is_finite())
+        {
             self.x = x;
         }
     }
@@ -302,7 +316,7 @@ pub fn lemke_with(
         if leaving == tab.z0() {
             // Solution basis: solve it afresh so the answer carries one solve's round-off,
             // not that of every update since the last refactorization.
-            tab.refactor();
+            tab.resolve();
             return Ok(tab.solution(pivots));
         }
         if opts.refactor_every > 0 && pivots % opts.refactor_every == 0 {
