@@ -120,6 +120,7 @@ fn p_matrix(rng: &mut Rng, n: usize, kind: Kind) -> DMatrix<f64> {
 #[test]
 fn random_p_matrices_sizes_1_to_40() {
     let mut rng = Rng(2024);
+    let (mut worst_resid, mut worst_neg, mut worst_comp) = (0.0f64, 0.0f64, 0.0f64);
     for kind in [Kind::Spd, Kind::DiagDominant, Kind::SpdPlusSkew] {
         let mut report = Vec::new();
         for n in 1..=40 {
@@ -130,6 +131,9 @@ fn random_p_matrices_sizes_1_to_40() {
                 let s = lemke(&m, &q).unwrap_or_else(|e| panic!("{kind:?} n {n}: {e}"));
                 assert_solves(&m, &q, &s, &format!("{kind:?} n {n} trial {trial}"));
                 max_pivots = max_pivots.max(s.pivots);
+                worst_resid = worst_resid.max((&m * &s.z + &q - &s.w).amax());
+                worst_neg = worst_neg.min(s.z.min()).min(s.w.min());
+                worst_comp = worst_comp.max(s.z.dot(&s.w).abs());
                 // P-matrix: the solution is unique, so brute force must agree.
                 if n <= 8 {
                     let z = enumerate(&m, &q).expect("a P-matrix LCP has a solution");
@@ -145,6 +149,9 @@ fn random_p_matrices_sizes_1_to_40() {
         }
         eprintln!("{kind:?} pivots: {}", report.join(", "));
     }
+    eprintln!(
+        "P-matrices: max |Mz + q − w| {worst_resid:.1e}, min(z, w) {worst_neg:.1e}, max |zᵀw| {worst_comp:.1e}"
+    );
 }
 
 #[test]
@@ -435,6 +442,7 @@ fn random_inertia(rng: &mut Rng, m: f64) -> Matrix3<f64> {
 #[test]
 fn single_contact_lcp_equals_closed_form_impulse() {
     let mut rng = Rng(11);
+    let mut worst = 0.0f64;
     for trial in 0..1000 {
         let (ma, mb) = (rng.uniform(0.1, 80.0), rng.uniform(0.1, 80.0));
         let (ia, ib) = (random_inertia(&mut rng, ma), random_inertia(&mut rng, mb));
@@ -497,6 +505,7 @@ fn single_contact_lcp_equals_closed_form_impulse() {
             m1[(0, 0)]
         );
         let jc = single_contact_impulse(vrel, e, k);
+        worst = worst.max((s.z[0] - jc).abs() / (1.0 + jc));
         assert!(
             (s.z[0] - jc).abs() <= 1e-12 * (1.0 + jc),
             "trial {trial}: LCP {} vs closed form {jc}",
@@ -511,6 +520,7 @@ fn single_contact_lcp_equals_closed_form_impulse() {
             assert_eq!(s.z[0], 0.0);
         }
     }
+    eprintln!("single contact: max |λ_LCP − j| / (1 + j) = {worst:.1e}");
 }
 
 /// A random scene: `moving` rigid bodies plus the ground (body 0), 5 contacts with random

@@ -33,6 +33,7 @@ pub struct WorldCapsule {
 
 /// A half-space boundary: the points p with `normal · p = offset`; the solid side is
 /// `normal · p < offset`. The ground is `normal = +Y`, `offset` = floor height (m).
+/// Queries return `None` unless `normal` is unit length (to 1e-6).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Plane {
     /// Unit normal pointing out of the solid (up for the ground).

@@ -8,8 +8,8 @@
 //! Dense, for the small LCPs left after the contact rows are Schur-complemented out of
 //! the step (n up to ~60). The basis inverse is kept explicitly and updated by one
 //! pivot per iteration (O(n²), the product-form update of thesis §4.8.1) and refactored
-//! from scratch every [`LemkeOptions::refactor_every`] pivots and at the end, so
-//! round-off does not accumulate in the answer.
+//! from scratch every [`LemkeOptions::refactor_every`] pivots; the final basis is solved
+//! afresh by LU, so round-off from the updates does not reach the answer.
 //!
 //! Degeneracy (ties in the minimum ratio test, common in friction LCPs whose cone rows
 //! have q = 0) is resolved by the lexicographic minimum ratio test, which provably
@@ -24,8 +24,8 @@ pub enum LcpError {
     /// `M` is not square or `q` has a different length.
     #[error("LCP dimensions do not match: M must be n×n and q of length n")]
     Dimension,
-    /// `M` or `q` holds NaN or ±∞.
-    #[error("LCP input holds a non-finite number")]
+    /// `M` or `q` holds NaN or ±∞ (or pivoting overflowed, for inputs near f64::MAX).
+    #[error("LCP input holds a non-finite number, or pivoting overflowed")]
     NonFinite,
     /// Secondary ray: the entering column has no positive entry, so the path leaves along
     /// an unbounded edge. For copositive-plus M (which includes P-matrices and the
@@ -307,6 +307,9 @@ pub fn lemke_with(
             return Err(LcpError::MaxPivots);
         }
         let d = tab.transformed_column(entering);
+        if d.iter().chain(tab.x.iter()).any(|v| !v.is_finite()) {
+            return Err(LcpError::NonFinite);
+        }
         let Some(r) = tab.leaving_row(&d, opts) else {
             return Err(LcpError::RayTermination);
         };
@@ -388,6 +391,18 @@ mod tests {
             lemke(&mi, &DVector::from_vec(vec![-1.0, -1.0])),
             Err(LcpError::NonFinite)
         );
+    }
+
+    #[test]
+    fn extreme_magnitudes_do_not_panic() {
+        for big in [1e300, f64::MAX, 1e-300, f64::MIN_POSITIVE] {
+            let m =
+                DMatrix::from_row_slice(3, 3, &[big, -big, big, big, big, -big, -big, big, big]);
+            let q = DVector::from_vec(vec![-big, -1.0, big]);
+            if let Ok(s) = lemke(&m, &q) {
+                assert!(s.z.iter().chain(s.w.iter()).all(|v| v.is_finite()));
+            }
+        }
     }
 
     #[test]
