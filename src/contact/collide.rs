@@ -505,8 +505,9 @@ impl PointSegmentSweep {
 /// so g has no root in `[t, t + g(t)/L)`: stepping by g/L can never jump over a contact,
 /// however thin the limb or fast the ball. For a translating capsule (`va == vb`) the gap
 /// is convex in t and the step is the larger of that and the Newton (tangent) step, also
-/// safe. A head-on hit takes one or two steps, an oblique one a few more (a rotating limb
-/// some tens); once the gap is below [`TOI_REL_TOL`] of the problem size,
+/// safe. A head-on hit takes one or two steps, an oblique one a few more, a rotating limb
+/// typically under 30 (a few hundred on shallow grazes); once the gap is below
+/// [`TOI_REL_TOL`] of the problem size,
 /// a few guarded Newton steps (with the exact derivative) polish the root. The iteration
 /// count is capped at [`MAX_ADVANCE_ITERATIONS`] ([`SweepStatus::IterationLimit`]). A
 /// degenerate capsule (`a == b`) is a sphere.
