@@ -15,6 +15,7 @@
 //! Units are SI throughout; the world is Y-up with gravity (0, −9.81, 0).
 
 pub mod character;
+pub mod contact;
 pub mod dynamics;
 pub mod export;
 pub mod mocap;

@@ -1,0 +1,413 @@
+//! Lemke's complementary pivoting algorithm for the linear complementarity problem
+//! (thesis §2.7.1, §4.8.1, §4.8.3; METHOD §9):
+//!
+//! ```text
+//! find z, w ∈ Rⁿ:  w = M z + q,  w ≥ 0,  z ≥ 0,  wᵀz = 0
+//! ```
+//!
+//! Dense, for the small LCPs left after the contact rows are Schur-complemented out of
+//! the step (n up to ~60). The basis inverse is kept explicitly and updated by one
+//! pivot per iteration (O(n²), the product-form update of thesis §4.8.1) and refactored
+//! from scratch every [`LemkeOptions::refactor_every`] pivots; the final basis is solved
+//! afresh by LU, so round-off from the updates does not reach the answer.
+//!
+//! Degeneracy (ties in the minimum ratio test, common in friction LCPs whose cone rows
+//! have q = 0) is resolved by the lexicographic minimum ratio test, which provably
+//! prevents cycling; ratios count as tied when they differ by round-off, and pivots
+//! smaller than a relative ε are refused (the two numerical fixes of thesis §4.8.3).
+
+use nalgebra::{DMatrix, DVector};
+
+/// Why [`lemke`] found no solution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LcpError {
+    /// `M` is not square or `q` has a different length.
+    #[error("LCP dimensions do not match: M must be n×n and q of length n")]
+    Dimension,
+    /// `M` or `q` holds NaN or ±∞ (or pivoting overflowed, for inputs near f64::MAX).
+    #[error("LCP input holds a non-finite number, or pivoting overflowed")]
+    NonFinite,
+    /// Secondary ray: the entering column has no positive entry, so the path leaves along
+    /// an unbounded edge. For copositive-plus M (which includes P-matrices and the
+    /// Anitescu–Potra friction LCP) this proves the LCP has no solution.
+    #[error("Lemke's algorithm ended on a secondary ray: no solution found")]
+    RayTermination,
+    /// The pivot limit was reached (cycling through round-off, or a very hard problem).
+    #[error("Lemke's algorithm reached its pivot limit")]
+    MaxPivots,
+}
+
+/// A solution of the LCP: `w = M z + q`, both ≥ 0 and complementary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LcpSolution {
+    /// The z variables (for contacts: impulses, N·s, or cone slacks, m/s).
+    pub z: DVector<f64>,
+    /// The w = M z + q variables. Exactly one of `z[i]`, `w[i]` is basic, the other is
+    /// exactly 0, so `zᵀw = 0` exactly; basic values can be round-off negative (~1e-16).
+    pub w: DVector<f64>,
+    /// Pivots performed (0 for the trivial solution q ≥ 0).
+    pub pivots: usize,
+}
+
+/// Tolerances and limits of [`lemke_with`]. The defaults suit problems whose entries are
+/// within a few orders of magnitude of each other.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LemkeOptions {
+    /// Pivot limit; `None` means `50·n + 100`.
+    pub max_pivots: Option<usize>,
+    /// Ratio-test ε, relative to the entering column's largest entry: rows whose entry is
+    /// at most `pivot_tol · max|d|` are not candidates (thesis §4.8.3: a tiny positive
+    /// entry from round-off would otherwise win the ratio test with a meaningless ratio).
+    pub pivot_tol: f64,
+    /// Two rows tie in the ratio test when, at the minimum ratio, the other row's basic
+    /// value is within `tie_tol · max|basic values|` of zero (i.e. they would reach zero
+    /// together but for round-off). Ties go to z0, then to the lexicographic test.
+    pub tie_tol: f64,
+    /// Refactor the basis inverse from scratch every this many pivots (0 = never).
+    pub refactor_every: usize,
+}
+
+impl Default for LemkeOptions {
+    fn default() -> Self {
+        LemkeOptions {
+            max_pivots: None,
+            pivot_tol: 1e-11,
+            tie_tol: 1e-12,
+            refactor_every: 32,
+        }
+    }
+}
+
+/// Solves the LCP `w = M z + q ≥ 0, z ≥ 0, wᵀz = 0` by Lemke's method with default options.
+///
+/// Returns the trivial solution when `q ≥ 0`. Errors: [`LcpError::Dimension`],
+/// [`LcpError::NonFinite`], [`LcpError::RayTermination`] (no solution found: for
+/// P-matrices and copositive-plus matrices, none exists), [`LcpError::MaxPivots`].
+pub fn lemke(m: &DMatrix<f64>, q: &DVector<f64>) -> Result<LcpSolution, LcpError> {
+    lemke_with(m, q, &LemkeOptions::default())
+}
+
+/// Variable numbering: `w_i = i`, `z_i = n + i`, `z0 = 2n`.
+struct Tableau<'a> {
+    n: usize,
+    m: &'a DMatrix<f64>,
+    q: &'a DVector<f64>,
+    /// Basic variable of each row.
+    basis: Vec<usize>,
+    /// Inverse of the basis matrix (columns of `[I, −M, −e]` of the basic variables).
+    binv: DMatrix<f64>,
+    /// Values of the basic variables, `B⁻¹ q`.
+    x: DVector<f64>,
+}
+
+impl Tableau<'_> {
+    fn z0(&self) -> usize {
+        2 * self.n
+    }
+
+    /// Column of variable `var` in `I w − M z − e z0 = q`.
+    fn column(&self, var: usize) -> DVector<f64> {
+        let n = self.n;
+        if var < n {
+            let mut c = DVector::zeros(n);
+            c[var] = 1.0;
+            c
+        } else if var < 2 * n {
+            -self.m.column(var - n)
+        } else {
+            DVector::from_element(n, -1.0)
+        }
+    }
+
+    /// `B⁻¹ · column(var)`.
+    fn transformed_column(&self, var: usize) -> DVector<f64> {
+        let n = self.n;
+        if var < n {
+            self.binv.column(var).into_owned()
+        } else if var < 2 * n {
+            -(&self.binv * self.m.column(var - n))
+        } else {
+            -self.binv.column_sum()
+        }
+    }
+
+    /// Makes `entering` basic in row `r`, given its transformed column `d` (d[r] ≠ 0).
+    fn pivot(&mut self, r: usize, entering: usize, d: &DVector<f64>) {
+        let n = self.n;
+        let piv = d[r];
+        let xr = self.x[r] / piv;
+        for i in 0..n {
+            self.x[i] = if i == r { xr } else { self.x[i] - d[i] * xr };
+        }
+        // Column-major: walk each column once, contiguous inner loop.
+        for j in 0..n {
+            let brj = self.binv[(r, j)] / piv;
+            if brj == 0.0 {
+                continue;
+            }
+            let mut col = self.binv.column_mut(j);
+            for i in 0..n {
+                if i == r {
+                    col[i] = brj;
+                } else {
+                    col[i] -= d[i] * brj;
+                }
+            }
+        }
+        self.basis[r] = entering;
+    }
+
+    /// LU factors of the current basis matrix.
+    fn basis_lu(&self) -> nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn> {
+        let n = self.n;
+        let mut b = DMatrix::zeros(n, n);
+        for (k, &var) in self.basis.iter().enumerate() {
+            b.set_column(k, &self.column(var));
+        }
+        b.lu()
+    }
+
+    /// Recomputes `B⁻¹` and `B⁻¹ q` from the basis by LU; keeps the updated ones if the
+    /// basis is numerically singular (it cannot be in exact arithmetic).
+    fn refactor(&mut self) {
+        let lu = self.basis_lu();
+        if let Some(inv) = lu.try_inverse()
+            && inv.iter().all(|v| v.is_finite())
+            && let Some(x) = lu.solve(self.q)
+            && x.iter().all(|v| v.is_finite())
+        {
+            self.binv = inv;
+            self.x = x;
+        }
+    }
+
+    /// Recomputes only `B⁻¹ q` (the answer) by one LU solve of the final basis.
+    fn resolve(&mut self) {
+        if let Some(x) = self.basis_lu().solve(self.q)
+            && x.iter().all(|v| v.is_finite())
+        {
+            self.x = x;
+        }
+    }
+
+    /// Row leaving the basis when the variable with transformed column `d` enters:
+    /// minimum ratio test with ε, z0 preferred on ties, lexicographic tie-break.
+    /// `None` means no row limits the entering variable (ray).
+    fn leaving_row(&self, d: &DVector<f64>, opts: &LemkeOptions) -> Option<usize> {
+        let n = self.n;
+        let dmax = d.amax();
+        let eps = opts.pivot_tol * dmax;
+        let cand: Vec<usize> = (0..n).filter(|&i| d[i] > eps).collect();
+        if cand.is_empty() {
+            return None;
+        }
+        // Basic values are ≥ 0 in exact arithmetic; clip round-off negatives so that no
+        // ratio comes out negative.
+        let xi = |i: usize| self.x[i].max(0.0);
+        let rmin = cand
+            .iter()
+            .map(|&i| xi(i) / d[i])
+            .fold(f64::INFINITY, f64::min);
+        let xscale = self.x.amax().max(f64::MIN_POSITIVE);
+        let mut ties: Vec<usize> = cand
+            .into_iter()
+            .filter(|&i| xi(i) - rmin * d[i] <= opts.tie_tol * xscale)
+            .collect();
+        if ties.len() == 1 {
+            return Some(ties[0]);
+        }
+        // z0 leaving ends the algorithm with a solution: always take it when it ties.
+        if let Some(&r) = ties.iter().find(|&&i| self.basis[i] == self.z0()) {
+            return Some(r);
+        }
+        // Lexicographic minimum ratio test (Murty §2.2.8; thesis §2.7.1): compare the rows
+        // of B⁻¹ divided by d_i, column by column, until one row is smallest. Rows of B⁻¹
+        // are independent, so exact ties cannot survive all n columns.
+        let bscale = self.binv.amax().max(f64::MIN_POSITIVE);
+        for k in 0..n {
+            if ties.len() <= 1 {
+                break;
+            }
+            let vmin = ties
+                .iter()
+                .map(|&i| self.binv[(i, k)] / d[i])
+                .fold(f64::INFINITY, f64::min);
+            let kept: Vec<usize> = ties
+                .iter()
+                .copied()
+                .filter(|&i| self.binv[(i, k)] - vmin * d[i] <= opts.tie_tol * bscale)
+                .collect();
+            // The minimiser always passes its own test; the guard only matters for NaN.
+            if !kept.is_empty() {
+                ties = kept;
+            }
+        }
+        // Round-off left several rows indistinguishable: take the largest pivot (stablest).
+        ties.into_iter().max_by(|&i, &j| d[i].total_cmp(&d[j]))
+    }
+
+    fn solution(&self, pivots: usize) -> LcpSolution {
+        let n = self.n;
+        let mut z = DVector::zeros(n);
+        let mut w = DVector::zeros(n);
+        for (r, &var) in self.basis.iter().enumerate() {
+            if var < n {
+                w[var] = self.x[r];
+            } else if var < 2 * n {
+                z[var - n] = self.x[r];
+            }
+        }
+        LcpSolution { z, w, pivots }
+    }
+}
+
+/// [`lemke`] with explicit options.
+pub fn lemke_with(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    opts: &LemkeOptions,
+) -> Result<LcpSolution, LcpError> {
+    let n = q.len();
+    if m.nrows() != n || m.ncols() != n {
+        return Err(LcpError::Dimension);
+    }
+    if m.iter().chain(q.iter()).any(|v| !v.is_finite()) {
+        return Err(LcpError::NonFinite);
+    }
+    if q.iter().all(|&v| v >= 0.0) {
+        return Ok(LcpSolution {
+            z: DVector::zeros(n),
+            w: q.clone(),
+            pivots: 0,
+        });
+    }
+    let max_pivots = opts.max_pivots.unwrap_or(50 * n + 100);
+    let mut tab = Tableau {
+        n,
+        m,
+        q,
+        basis: (0..n).collect(),
+        binv: DMatrix::identity(n, n),
+        x: q.clone(),
+    };
+
+    // First pivot: z0 enters at the value −min q, replacing the w of the most negative q.
+    // Among equal minima take the LAST index: after the pivot, row i of [B⁻¹q | B⁻¹] is
+    // (q_i − q_t, e_i − e_t), which is lexicographically positive for tied i only if i < t.
+    // That lexicographic positivity is what the later lexicographic ratio tests maintain.
+    let qmin = q.min();
+    let t = (0..n).rev().find(|&i| q[i] == qmin).unwrap_or(0);
+    let d = tab.transformed_column(tab.z0());
+    tab.pivot(t, tab.z0(), &d);
+    let mut pivots = 1;
+    let mut entering = n + t; // z_t, the complement of the w_t that left
+
+    loop {
+        if pivots >= max_pivots {
+            return Err(LcpError::MaxPivots);
+        }
+        let d = tab.transformed_column(entering);
+        if d.iter().chain(tab.x.iter()).any(|v| !v.is_finite()) {
+            return Err(LcpError::NonFinite);
+        }
+        let Some(r) = tab.leaving_row(&d, opts) else {
+            return Err(LcpError::RayTermination);
+        };
+        let leaving = tab.basis[r];
+        tab.pivot(r, entering, &d);
+        pivots += 1;
+        if leaving == tab.z0() {
+            // Solution basis: solve it afresh so the answer carries one solve's round-off,
+            // not that of every update since the last refactorization.
+            tab.resolve();
+            return Ok(tab.solution(pivots));
+        }
+        if opts.refactor_every > 0 && pivots % opts.refactor_every == 0 {
+            tab.refactor();
+        }
+        // Complementary pivot rule: the complement of the leaving variable enters.
+        entering = if leaving < n {
+            leaving + n
+        } else {
+            leaving - n
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(m: &DMatrix<f64>, q: &DVector<f64>, s: &LcpSolution) {
+        let r = m * &s.z + q - &s.w;
+        assert!(r.amax() < 1e-12, "residual {}", r.amax());
+        assert!(s.z.min() >= -1e-12 && s.w.min() >= -1e-12);
+        assert!(s.z.dot(&s.w).abs() < 1e-12);
+    }
+
+    #[test]
+    fn trivial_when_q_nonnegative() {
+        let m = DMatrix::identity(3, 3);
+        let q = DVector::from_vec(vec![1.0, 0.0, 2.0]);
+        let s = lemke(&m, &q).unwrap();
+        assert_eq!(s.pivots, 0);
+        assert_eq!(s.w, q);
+        assert_eq!(s.z, DVector::zeros(3));
+    }
+
+    #[test]
+    fn one_by_one() {
+        let m = DMatrix::from_element(1, 1, 2.0);
+        let q = DVector::from_element(1, -3.0);
+        let s = lemke(&m, &q).unwrap();
+        assert!((s.z[0] - 1.5).abs() < 1e-15);
+        assert_eq!(s.w[0], 0.0);
+        check(&m, &q, &s);
+    }
+
+    #[test]
+    fn identity_gives_minus_q() {
+        let m = DMatrix::identity(4, 4);
+        let q = DVector::from_vec(vec![-1.0, 2.0, -3.0, -1.0]);
+        let s = lemke(&m, &q).unwrap();
+        check(&m, &q, &s);
+        assert_eq!(s.z, DVector::from_vec(vec![1.0, 0.0, 3.0, 1.0]));
+    }
+
+    #[test]
+    fn errors_on_bad_input() {
+        let m = DMatrix::identity(2, 2);
+        assert_eq!(
+            lemke(&m, &DVector::from_vec(vec![1.0])),
+            Err(LcpError::Dimension)
+        );
+        assert_eq!(
+            lemke(&m, &DVector::from_vec(vec![f64::NAN, -1.0])),
+            Err(LcpError::NonFinite)
+        );
+        let mut mi = m.clone();
+        mi[(0, 1)] = f64::INFINITY;
+        assert_eq!(
+            lemke(&mi, &DVector::from_vec(vec![-1.0, -1.0])),
+            Err(LcpError::NonFinite)
+        );
+    }
+
+    #[test]
+    fn extreme_magnitudes_do_not_panic() {
+        for big in [1e300, f64::MAX, 1e-300, f64::MIN_POSITIVE] {
+            let m =
+                DMatrix::from_row_slice(3, 3, &[big, -big, big, big, big, -big, -big, big, big]);
+            let q = DVector::from_vec(vec![-big, -1.0, big]);
+            if let Ok(s) = lemke(&m, &q) {
+                assert!(s.z.iter().chain(s.w.iter()).all(|v| v.is_finite()));
+            }
+        }
+    }
+
+    #[test]
+    fn empty_problem() {
+        let s = lemke(&DMatrix::zeros(0, 0), &DVector::zeros(0)).unwrap();
+        assert_eq!(s.z.len(), 0);
+    }
+}
