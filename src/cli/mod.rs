@@ -2,6 +2,7 @@
 
 mod info;
 mod inverse;
+mod simulate;
 
 use clap::{Args, Parser, Subcommand};
 use jostle::character::CharacterOptions;
@@ -27,6 +28,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Compute feedforward joint torques (inverse dynamics) over a clip and write them as CSV.
     Inverse(inverse::InverseArgs),
+    /// Simulate a clip under physics (no balls) and report how closely it tracks the mocap.
+    Simulate(simulate::SimulateArgs),
 }
 
 /// Options shared by every command that loads a clip.
@@ -89,6 +92,7 @@ pub fn run() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Info(a) => info::run(&a),
         Command::Inverse(a) => inverse::run(&a),
+        Command::Simulate(a) => simulate::run(&a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,0 +1,164 @@
+//! Forward simulation of real clips (METHOD §6–§8, §11): the unperturbed character tracks
+//! its mocap; the discrete-time feedforward alone reproduces it; blow-ups are errors.
+
+mod common;
+
+use jostle::sim::{SimOptions, Simulation};
+use jostle::{Character, CharacterOptions};
+use nalgebra::Vector3;
+
+fn clips() -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(common::shared_dir())
+        .expect("shared")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn rms(x: &[f64]) -> f64 {
+    (x.iter().map(|v| v * v).sum::<f64>() / x.len().max(1) as f64).sqrt()
+}
+
+#[test]
+fn every_clip_tracks_its_mocap_with_feedforward_and_feedback() {
+    for path in clips() {
+        let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
+        let mut sim = Simulation::new(&c, SimOptions::default()).expect("feedforward");
+        sim.run().unwrap_or_else(|e| panic!("{e}"));
+        let r = rms(&sim.record.rms_error_deg);
+        let max = sim
+            .record
+            .max_error_deg
+            .iter()
+            .map(|x| x.0)
+            .fold(0.0, f64::max);
+        let cons = sim
+            .record
+            .constraint_error_m
+            .iter()
+            .cloned()
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{:45} rms {r:.5}° max {max:.4}° joints {:.1e} mm",
+            path.file_name().unwrap().to_string_lossy(),
+            cons * 1e3
+        );
+        assert!(r < 1.0, "{}: RMS error {r}°", path.display());
+        assert!(max < 1.0, "{}: max error {max}°", path.display());
+        assert!(cons < 1e-3, "{}: joint separation {cons} m", path.display());
+    }
+}
+
+#[test]
+fn discrete_feedforward_alone_keeps_the_first_second_within_a_tenth_of_a_degree() {
+    for path in clips() {
+        let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
+        let opts = SimOptions {
+            feedback: false,
+            ..Default::default()
+        };
+        let mut sim = Simulation::new(&c, opts).expect("feedforward");
+        let one_second = (1.0 / opts.step) as usize;
+        for _ in 0..one_second.min(sim.num_steps()) {
+            sim.step(None).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let max = sim
+            .record
+            .max_error_deg
+            .iter()
+            .map(|x| x.0)
+            .fold(0.0, f64::max);
+        assert!(max < 0.1, "{}: {max}° in the first second", path.display());
+        assert!(
+            sim.feedforward.max_landing_error < 1e-6,
+            "{}: landing {}",
+            path.display(),
+            sim.feedforward.max_landing_error
+        );
+    }
+}
+
+#[test]
+fn stable_at_a_coarser_step() {
+    let c = Character::load(
+        &common::shared_dir().join("cmu_01_01_jumps_turn.bvh"),
+        &CharacterOptions::default(),
+    )
+    .expect("loads");
+    let mut sim = Simulation::new(
+        &c,
+        SimOptions {
+            step: 1.0 / 120.0,
+            ..Default::default()
+        },
+    )
+    .expect("ff");
+    sim.run().expect("runs at 1/120 s");
+    let max = sim
+        .record
+        .max_error_deg
+        .iter()
+        .map(|x| x.0)
+        .fold(0.0, f64::max);
+    assert!(max < 1.0, "max error {max}° at h = 1/120");
+}
+
+#[test]
+fn a_blow_up_is_an_error_naming_the_time_and_body() {
+    let c = Character::load(
+        &common::shared_dir().join("cmu_walk_bvhmatlab.bvh"),
+        &CharacterOptions::default(),
+    )
+    .expect("loads");
+    let mut sim = Simulation::new(&c, SimOptions::default()).expect("ff");
+    let n = c.model.num_bodies();
+    let hand = c.model.find_body("right_hand").expect("hand");
+    let mut kick = vec![(Vector3::zeros(), Vector3::zeros()); n];
+    kick[hand].1 = Vector3::new(1e9, 0.0, 0.0);
+    let mut err = None;
+    for _ in 0..10 {
+        if let Err(e) = sim.step(Some(&kick)) {
+            err = Some(e.to_string());
+            break;
+        }
+    }
+    let msg = err.expect("an absurd torque must stop the run");
+    eprintln!("{msg}");
+    assert!(msg.contains("t = "), "names the time: {msg}");
+    assert!(
+        c.model
+            .bodies
+            .iter()
+            .any(|b| msg.contains(&format!("body `{}`", b.name))),
+        "names the body: {msg}"
+    );
+    assert!(
+        sim.state
+            .bodies
+            .iter()
+            .all(|b| b.x.iter().all(|v| v.is_finite())),
+        "state stays finite"
+    );
+}
+
+#[test]
+fn nan_in_an_external_wrench_is_an_error_not_a_nan_state() {
+    let c = Character::load(
+        &common::shared_dir().join("xia_depressed_18_000_punch.bvh"),
+        &CharacterOptions::default(),
+    )
+    .expect("loads");
+    let mut sim = Simulation::new(&c, SimOptions::default()).expect("ff");
+    let mut w = vec![(Vector3::zeros(), Vector3::zeros()); c.model.num_bodies()];
+    w[3].0.x = f64::NAN;
+    assert!(sim.step(Some(&w)).is_err());
+    assert!(
+        sim.state
+            .bodies
+            .iter()
+            .all(|b| b.x.iter().all(|v| v.is_finite()))
+    );
+}
