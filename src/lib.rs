@@ -2,4 +2,5 @@
 pub mod dynamics;
 pub mod mocap;
 pub mod motion;
+pub mod sim;
 pub mod skeleton;

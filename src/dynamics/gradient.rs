@@ -366,6 +366,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn pair_gradient_matches_analytic_point_spring() {
         let (a, b) = states();
         let (ra0, rb0) = anchors();

@@ -29,6 +29,9 @@
 //! number of right-hand sides ([`BlockTree::solve`]), as stabilisation and contact Schur
 //! complements need.
 
+// Small dense kernels (≤ 12×12) read best as index loops.
+#![allow(clippy::needless_range_loop)]
+
 use crate::skeleton::Joint;
 use crate::skeleton::joint::JointFrame;
 use nalgebra::{DMatrix, DVector, Matrix3, Matrix6, UnitQuaternion, Vector6};

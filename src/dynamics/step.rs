@@ -112,6 +112,11 @@ pub struct StepOptions {
     pub post_stabilization_passes: usize,
     /// Post-stabilisation stops below this joint error, m (separation) and rad (rotation).
     pub post_stabilization_tolerance: f64,
+    /// [`Drift::ImprovedImplicit`]: the half-step rows are `J u_½ = −((1 + α)/h) g`, so
+    /// the linearised error after a step is −α g (+ curvature). α = 1 is Hong et al.'s
+    /// literal scheme, whose reflected error mode is undamped; the default 0.9 damps it
+    /// (dimensionless, in [0, 1]).
+    pub improved_reflection: f64,
     /// A body faster than this after the step is an error, m/s.
     pub max_linear_speed: f64,
     /// A body spinning faster than this after the step is an error, rad/s.
@@ -128,6 +133,7 @@ impl Default for StepOptions {
             gyroscopic_tolerance: 1e-14,
             post_stabilization_passes: 2,
             post_stabilization_tolerance: 1e-8,
+            improved_reflection: 0.9,
             max_linear_speed: 1e3,
             max_angular_speed: 1e4,
         }
@@ -201,7 +207,6 @@ pub struct Stepper {
     active: Vec<bool>,
     tgrad: Vec<TorqueGradient>,
     gyro_jac: Vec<Matrix3<f64>>,
-    iw_new: Vec<Matrix3<f64>>,
     rhs_lin: Vec<Vector6<f64>>,
     u_new: Vec<Vector6<f64>>,
     u_pos: Vec<Vector6<f64>>,
@@ -255,7 +260,6 @@ impl Stepper {
             active: vec![false; n],
             tgrad: vec![TorqueGradient::default(); n],
             gyro_jac: vec![Matrix3::zeros(); n],
-            iw_new: vec![Matrix3::zeros(); n],
             rhs_lin: vec![Vector6::zeros(); n],
             u_new: vec![Vector6::zeros(); n],
             u_pos: vec![Vector6::zeros(); n],
@@ -546,7 +550,7 @@ impl Stepper {
         let beta = match self.opts.drift {
             Drift::None | Drift::PostStabilization => 0.0,
             Drift::Baumgarte { beta } => beta,
-            Drift::ImprovedImplicit => 2.0 / h,
+            Drift::ImprovedImplicit => (1.0 + self.opts.improved_reflection) / h,
         };
         for b in 0..n {
             let c = self.kkt.rows(b);
@@ -590,31 +594,14 @@ impl Stepper {
         }
 
         // ---- improved implicit, stage 2: mid-point momentum step with the half-step
-        // multipliers at the half-step pose.
+        // multipliers at the half-step pose, plus a velocity projection at p⁺.
         self.u_pos.copy_from_slice(&self.sol.body);
-        let pinned = root.target();
-        for (b, body) in model.bodies.iter().enumerate() {
+        for b in 0..n {
             let s = &state.bodies[b];
             let u = &self.u_pos[b];
             let mut half = *s;
             half.displace(&(top(u) * (0.5 * h)), &(bottom(u) * (0.5 * h)));
             self.next[b] = half;
-            // inertia at the end-of-step orientation R⁺ = exp(h ω_½) R
-            let mut end = *s;
-            end.displace(&Vector3::zeros(), &(bottom(u) * h));
-            self.tmp.body[b].fill(0.0);
-            let own = b == 0 && pinned.is_some();
-            let rows = if body.parent.is_some() || !own { 0 } else { 6 };
-            self.kkt2
-                .set_rows(b, rows)
-                .map_err(|e| StepError::Singular { t, source: e })?;
-            *self.kkt2.j_self_mut(b) = if rows == 6 {
-                Matrix6::identity()
-            } else {
-                Matrix6::zeros()
-            };
-            self.kkt2.j_parent_mut(b).fill(0.0);
-            self.iw_new[b] = end.world_inertia(&body.inertia);
         }
         Self::add_mass_terms(
             model,
@@ -625,12 +612,6 @@ impl Stepper {
             &mut self.kkt2,
             &mut self.rhs_lin,
         );
-        for b in 0..n {
-            self.kkt2
-                .diag_mut(b)
-                .fixed_view_mut::<3, 3>(3, 3)
-                .copy_from(&self.iw_new[b]);
-        }
         Self::add_torque_terms(
             model,
             state,
@@ -659,9 +640,47 @@ impl Stepper {
                 self.rhs_lin[b][r] += 2.0 * sb;
             }
         }
+        // end-of-step pose p⁺ = p ⊕ h u_½: inertia for the momentum rows, rows for the
+        // projection J(p⁺) u⁺ = 0
         for b in 0..n {
+            let s = &state.bodies[b];
+            let u = &self.u_pos[b];
+            let mut end = *s;
+            end.displace(&(top(u) * h), &(bottom(u) * h));
+            self.next[b] = end;
+            self.kkt2
+                .diag_mut(b)
+                .fixed_view_mut::<3, 3>(3, 3)
+                .copy_from(&end.world_inertia(&model.bodies[b].inertia));
+        }
+        let pinned = root.target();
+        for (b, body) in model.bodies.iter().enumerate() {
             self.sol.body[b] = self.rhs_lin[b];
             self.sol.rows[b].fill(0.0);
+            let rows = match (body.parent, body.joint.as_ref()) {
+                (Some(a), Some(joint)) => {
+                    let mut jp = Matrix6::zeros();
+                    let mut jc = Matrix6::zeros();
+                    let (c, _) =
+                        joint_rows(joint, &self.next[a].q, &self.next[b].q, &mut jp, &mut jc);
+                    *self.kkt2.j_parent_mut(b) = jp;
+                    *self.kkt2.j_self_mut(b) = jc;
+                    c
+                }
+                _ => {
+                    let own = b == 0 && pinned.is_some();
+                    *self.kkt2.j_self_mut(b) = if own {
+                        Matrix6::identity()
+                    } else {
+                        Matrix6::zeros()
+                    };
+                    self.kkt2.j_parent_mut(b).fill(0.0);
+                    if own { 6 } else { 0 }
+                }
+            };
+            self.kkt2
+                .set_rows(b, rows)
+                .map_err(|e| StepError::Singular { t, source: e })?;
         }
         if let Some(target) = pinned {
             self.sol.rows[0] = Vector6::new(
@@ -697,7 +716,8 @@ impl Stepper {
                 self.res.body[b] = r;
                 self.res.rows[b].fill(0.0);
             }
-            if !(worst > self.opts.gyroscopic_tolerance * scale) {
+            // NaN stops too: the velocity check in `finish` reports it
+            if worst.is_nan() || worst <= self.opts.gyroscopic_tolerance * scale {
                 break;
             }
             self.kkt
