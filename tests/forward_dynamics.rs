@@ -98,7 +98,7 @@ fn free_body_conserves_linear_and_angular_momentum() {
         }
         (dp, dl, dlt, energy(&model, &s) - e0, w_min)
     };
-    let (dp, dl, dlt, de, w_min) = run(3);
+    let (dp, dl, dlt, de, w_min) = run(StepOptions::default().gyroscopic_iterations);
     eprintln!(
         "free body, 5 s: |ΔP|/|P| = {dp:.2e}, |ΔL|/|L| (about COM) = {dl:.2e}, about origin = {dlt:.2e}, ΔE = {de:.3e} J"
     );
@@ -353,4 +353,60 @@ fn stiff_spring_damper_is_stable_at_large_steps() {
     let ke = s.kinetic_energy(&model);
     eprintln!("stiff chain: max |ω| {w_max:.3} rad/s, KE {e0:.3e} → {ke:.3e} J");
     assert!(ke < 1e-3 * e0.max(1.0), "did not settle: KE {ke}");
+}
+
+#[test]
+fn joint_errors_vanish_on_the_manifold_and_rate_matches_the_rows() {
+    use jostle::dynamics::stabilize::constraint_error;
+    use jostle::dynamics::{KktVector, joint_rows};
+    use nalgebra::Matrix6;
+    let mut rng = Rng(33);
+    for trial in 0..10 {
+        let model = random_model(&mut rng, 4 + trial);
+        let n = model.bodies.len();
+        let motion = random_motion(&mut rng, &model);
+        let (root, joints) = motion_at(&model, &motion, 0.0);
+        let s = state_from(&model, &root, &joints);
+        // forward kinematics from joint angles lies exactly on every joint's manifold
+        let mut g = KktVector::zeros(n);
+        let (lin, rot) = constraint_error(&model, &s.bodies, None, &mut g);
+        assert!(
+            lin < 1e-12 && rot < 1e-12,
+            "trial {trial}: g = ({lin:e}, {rot:e})"
+        );
+        // on the manifold (any joint angles), the rate of g along an arbitrary twist u —
+        // one that violates the rows — is J u (central difference)
+        let mut off = s.clone();
+        for b in off.bodies.iter_mut() {
+            b.v = rng.vec3(2.0);
+            b.w = rng.vec3(3.0);
+        }
+        let eps = 1e-6;
+        let moved = |sign: f64| {
+            let mut m = off.clone();
+            for b in m.bodies.iter_mut() {
+                let (v, w) = (b.v, b.w);
+                b.displace(&(v * sign * eps), &(w * sign * eps));
+            }
+            let mut g = KktVector::zeros(n);
+            constraint_error(&model, &m.bodies, None, &mut g);
+            g
+        };
+        let (gp, gm) = (moved(1.0), moved(-1.0));
+        for (b, body) in model.bodies.iter().enumerate().skip(1) {
+            let (a, joint) = (body.parent.unwrap(), body.joint.as_ref().unwrap());
+            let (mut jp, mut jc) = (Matrix6::zeros(), Matrix6::zeros());
+            let (c, _) = joint_rows(joint, &off.bodies[a].q, &off.bodies[b].q, &mut jp, &mut jc);
+            let ju = jp * off.bodies[a].twist() + jc * off.bodies[b].twist();
+            for k in 0..c {
+                let fd = (gp.rows[b][k] - gm.rows[b][k]) / (2.0 * eps);
+                assert!(
+                    (fd - ju[k]).abs() < 1e-7 * (1.0 + ju[k].abs()),
+                    "trial {trial} body {b} {:?} row {k}: dg/dt {fd} vs J u {}",
+                    joint.kind,
+                    ju[k]
+                );
+            }
+        }
+    }
 }

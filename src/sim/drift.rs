@@ -131,7 +131,7 @@ pub fn run_drift(
                 continue;
             };
             let (sa, sb) = (&state.bodies[a], &state.bodies[b]);
-            let d = j.position_error(&sa.x, &sa.q, &sb.x, &sb.q).0.norm();
+            let d = (sa.x + sa.q * j.parent_anchor - sb.x - sb.q * j.child_anchor).norm();
             acc += d;
             worst = worst.max(d);
         }

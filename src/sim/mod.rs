@@ -2,3 +2,4 @@
 //! figures; later: running a clip, balls, recording, metrics).
 
 pub mod drift;
+pub mod models;
