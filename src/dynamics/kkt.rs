@@ -825,7 +825,7 @@ impl BlockTree {
 
 /// The constraint rows of `joint` at parent orientation `qa` and child orientation `qb`
 /// (METHOD §4), written into `j_parent` and `j_child` (first `6 − dof` rows; the rest are
-/// zeroed): linear rows `[I, −[r_a]×]` on the parent and `[−I, [r_b]×]` on the child;
+/// zeroed): linear rows `[I, −\[r_a\]×]` on the parent and `[−I, \[r_b\]×]` on the child;
 /// one row per forbidden axis e, `[0, eᵀ]` on the parent and `[0, −eᵀ]` on the child.
 /// Returns the number of rows and the evaluated joint frame.
 pub fn joint_rows(

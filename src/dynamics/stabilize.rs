@@ -14,7 +14,7 @@
 //! * **Post-stabilisation** (default; Cline & Pai 2003, thesis §3.3): after the step,
 //!   solve `[M −Jᵀ; J 0][δ; μ] = [0; −g(p⁺)]` with the same block-tree factorisation
 //!   (A = M at p⁺, block diagonal; J at p⁺) and displace every body by the twist δ
-//!   (x += δx, R ← exp([δθ]×) R): the mass-weighted least-change projection onto the
+//!   (x += δx, R ← exp(\[δθ\]×) R): the mass-weighted least-change projection onto the
 //!   linearised manifold. A second pass reusing the factorisation (a chord Newton step)
 //!   runs only if the error is still above the tolerance. A pinned root's rows join with
 //!   the root's pose error relative to its target, so the root is put back on its path.
@@ -29,7 +29,7 @@
 //!      p_½ = p ⊕ (h/2) u_½ and apply the half-step forces over the whole step:
 //!      `M̃⁺ u⁺ = M u + h f̃ + 2 J(p_½)ᵀ λ_½` (their second stage:
 //!      q̇(t+h) = q̇ − h M⁻¹ Φ_qᵀ(q_½) λ + h M⁻¹ F), with positions from the mid-point
-//!      velocity: p⁺ = p ⊕ h u_½ (x⁺ = x + h v_½, R⁺ = exp([h ω_½]×) R).
+//!      velocity: p⁺ = p ⊕ h u_½ (x⁺ = x + h v_½, R⁺ = exp(\[h ω_½\]×) R).
 //!
 //!   Since J(p)(p⁺ − p) = −2 g(p), the linearised error after a step is −g(p) plus the
 //!   O(h²) curvature term c: the error alternates around c/2 instead of settling at c as

@@ -62,7 +62,7 @@ impl BodyState {
     }
 
     /// Displace the pose by a twist (δx in m, δθ in rad, world frame, METHOD §2):
-    /// x ← x + δx, R ← exp([δθ]×) R.
+    /// x ← x + δx, R ← exp(\[δθ\]×) R.
     #[inline]
     pub fn displace(&mut self, dx: &Vector3<f64>, dtheta: &Vector3<f64>) {
         self.x += dx;

@@ -5,7 +5,7 @@
 //! ```text
 //!     M̃ = M − h² ∇_p f − h ∇_u f          f̃ = f − ∇_u f · u
 //!     [ M̃  −Jᵀ ] [u⁺]   [ M u + h f̃ ]
-//!     [ J    0  ] [λ ] = [ b         ]       x⁺ = x + h v⁺,  R⁺ = exp([h ω⁺]×) R
+//!     [ J    0  ] [λ ] = [ b         ]       x⁺ = x + h v⁺,  R⁺ = exp(\[h ω⁺\]×) R
 //! ```
 //!
 //! J stacks every joint's rows (METHOD §4) and, for a pinned root, J_r = I₆ with
@@ -20,8 +20,8 @@
 //! **Gyroscopic term and momentum.** Written in world-frame angular velocity, the Euler
 //! equation carries −ω × (Iω); treated explicitly (or merely linearised) it makes the
 //! implicit step gain or lose angular momentum at O(h²) per step. We instead solve each
-//! body's rotational momentum row in *momentum form*: with R⁺ = exp([hω⁺]×) R one has
-//! R⁺ Ī R⁺ᵀ ω⁺ = E (R Ī Rᵀ) ω⁺ with E = exp([hω⁺]×) (E leaves ω⁺ fixed), so
+//! body's rotational momentum row in *momentum form*: with R⁺ = exp(\[hω⁺\]×) R one has
+//! R⁺ Ī R⁺ᵀ ω⁺ = E (R Ī Rᵀ) ω⁺ with E = exp(\[hω⁺\]×) (E leaves ω⁺ fixed), so
 //!
 //! ```text
 //!     E(hω⁺) I_w ω⁺ − I_w ω = h T + (Jᵀλ)_ω + (linearised stiff terms)
@@ -29,8 +29,8 @@
 //!
 //! is exactly "new angular momentum − old = impulse", with no gyroscopic torque at all.
 //! Its linearisation about ω is the usual linearly implicit step with the gyroscopic
-//! Jacobian in M̃ (we use the exact derivative E I_w − h E [I_w ω]× J_r(hω) − I_w, which is
-//! h([ω]× I_w − [I_w ω]×) to first order); chord iterations reusing the same
+//! Jacobian in M̃ (we use the exact derivative E I_w − h E \[I_w ω\]× J_r(hω) − I_w, which is
+//! h(\[ω\]× I_w − \[I_w ω\]×) to first order); chord iterations reusing the same
 //! factorisation (each one O(n) solve) then solve the nonlinear rows to round-off —
 //! usually none or one is needed, since the linearisation error is O(h |Δω|²). A free body therefore conserves
 //! L = R Ī Rᵀ ω exactly (and P trivially), and, because E ω⁺ = ω⁺, the rotational kinetic
@@ -238,7 +238,7 @@ fn gyro_n(h: f64, iw: &Matrix3<f64>, w: &Vector3<f64>) -> Vector3<f64> {
     UnitQuaternion::from_scaled_axis(w * h) * l - l
 }
 
-/// Right Jacobian of SO(3): ∂(exp([φ]×) v)/∂φ = −exp([φ]×) [v]× J_r(φ).
+/// Right Jacobian of SO(3): ∂(exp(\[φ\]×) v)/∂φ = −exp(\[φ\]×) \[v\]× J_r(φ).
 #[inline]
 fn right_jacobian(phi: &Vector3<f64>) -> Matrix3<f64> {
     let th2 = phi.norm_squared();
@@ -252,8 +252,8 @@ fn right_jacobian(phi: &Vector3<f64>) -> Matrix3<f64> {
     Matrix3::identity() - k * a + k * k * b
 }
 
-/// N(ω₀) and its exact Jacobian N'(ω₀) = E I_w − h E [I_w ω₀]× J_r(h ω₀) − I_w, the
-/// gyroscopic part of M̃ (≈ h([ω]× I_w − [I_w ω]×) to first order).
+/// N(ω₀) and its exact Jacobian N'(ω₀) = E I_w − h E \[I_w ω₀\]× J_r(h ω₀) − I_w, the
+/// gyroscopic part of M̃ (≈ h(\[ω\]× I_w − \[I_w ω\]×) to first order).
 #[inline]
 fn gyro_n_and_jacobian(
     h: f64,
@@ -776,7 +776,7 @@ impl Stepper {
     }
 
     /// Phase 3 (exposed for benchmarks): check the new velocities, update positions
-    /// (x⁺ = x + h v, R⁺ = exp([h ω]×) R), post-stabilise if selected, and commit into
+    /// (x⁺ = x + h v, R⁺ = exp(\[h ω\]×) R), post-stabilise if selected, and commit into
     /// `state` (t += h). On error `state` is unchanged.
     pub fn finish(
         &mut self,
