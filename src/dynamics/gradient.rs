@@ -4,7 +4,7 @@
 //! A joint-local force acts on two bodies a and b and depends only on their states.
 //! Its gradient is estimated by **central differences** along each body's twist
 //! directions: position perturbations are twists (δx, δθ) with x ← x + δx and
-//! R ← exp([δθ]×) R (never quaternion components), velocity perturbations are (δv, δω).
+//! R ← exp(\[δθ\]×) R (never quaternion components), velocity perturbations are (δv, δω).
 //! Each of the up to 24 directions is evaluated at ±ε, so one joint costs at most 48
 //! evaluations of its own force and the whole step stays O(n): the 6×6 blocks
 //! (aa, ab, ba, bb) are scattered into ∇_p f and ∇_u f by the caller.
@@ -366,6 +366,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn pair_gradient_matches_analytic_point_spring() {
         let (a, b) = states();
         let (ra0, rb0) = anchors();

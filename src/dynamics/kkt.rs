@@ -29,9 +29,12 @@
 //! number of right-hand sides ([`BlockTree::solve`]), as stabilisation and contact Schur
 //! complements need.
 
+// Small dense kernels (≤ 12×12) read best as index loops.
+#![allow(clippy::needless_range_loop)]
+
 use crate::skeleton::Joint;
 use crate::skeleton::joint::JointFrame;
-use nalgebra::{DMatrix, DVector, Matrix3, Matrix6, UnitQuaternion, Vector6};
+use nalgebra::{DMatrix, DVector, Matrix3, Matrix6, SMatrix, UnitQuaternion, Vector6};
 
 /// Largest super-node: 6 body unknowns + 6 multipliers.
 const MAX_NODE: usize = 12;
@@ -206,9 +209,210 @@ pub struct BlockTree {
     j_self: Vec<Matrix6<f64>>,
     j_parent: Vec<Matrix6<f64>>,
     lu: Vec<SmallLu>,
-    w: Vec<[[f64; 6]; MAX_NODE]>,
+    nodes: Vec<NodeFactor>,
     update: Vec<Matrix6<f64>>,
     factored: bool,
+}
+
+/// The factor of one super-node D̂ = [Â −Gᵀ; G 0] (G = the node's own rows).
+///
+/// Block path (`block`): P = Â⁻¹, X = P Gᵀ, Y = G P, S⁻¹ = (G P Gᵀ)⁻¹ — Baraff's
+/// body-then-rows elimination with fixed 6×6 kernels. If Â or S has no usable pivot the
+/// node falls back to a pivoted LU of the whole (6 + c)-square block (`lu`).
+/// Both paths store W = D̂⁻¹ B, split into its body rows `wx` and multiplier rows `wl`.
+#[derive(Clone, Copy, Debug)]
+struct NodeFactor {
+    block: bool,
+    coupled: bool,
+    p: Matrix6<f64>,
+    x: Matrix6<f64>,
+    y: Matrix6<f64>,
+    sinv: Matrix6<f64>,
+    wx: Matrix6<f64>,
+    wl: Matrix6<f64>,
+}
+
+impl Default for NodeFactor {
+    fn default() -> Self {
+        NodeFactor {
+            block: false,
+            coupled: false,
+            p: Matrix6::zeros(),
+            x: Matrix6::zeros(),
+            y: Matrix6::zeros(),
+            sinv: Matrix6::zeros(),
+            wx: Matrix6::zeros(),
+            wl: Matrix6::zeros(),
+        }
+    }
+}
+
+/// Relative pivot below which the block path gives way to the pivoted LU.
+const BLOCK_PIVOT_TOLERANCE: f64 = 1e-9;
+
+/// Inverse of a fixed-size square matrix by Gauss–Jordan with partial pivoting; `None`
+/// if a pivot is ≤ `rel_tol` × the largest entry.
+#[inline]
+fn invert<const N: usize>(m: &SMatrix<f64, N, N>, rel_tol: f64) -> Option<SMatrix<f64, N, N>> {
+    let mut a = [[0.0f64; N]; N];
+    let mut inv = [[0.0f64; N]; N];
+    let mut scale: f64 = 0.0;
+    for r in 0..N {
+        for c in 0..N {
+            a[r][c] = m[(r, c)];
+            scale = scale.max(a[r][c].abs());
+        }
+        inv[r][r] = 1.0;
+    }
+    let tol = rel_tol * scale;
+    for k in 0..N {
+        let mut p = k;
+        let mut best = a[k][k].abs();
+        for r in k + 1..N {
+            if a[r][k].abs() > best {
+                best = a[r][k].abs();
+                p = r;
+            }
+        }
+        if best <= tol || !best.is_finite() {
+            return None;
+        }
+        a.swap(p, k);
+        inv.swap(p, k);
+        let d = 1.0 / a[k][k];
+        for c in 0..N {
+            a[k][c] *= d;
+            inv[k][c] *= d;
+        }
+        let (ak, ik) = (a[k], inv[k]);
+        for r in 0..N {
+            if r == k {
+                continue;
+            }
+            let f = a[r][k];
+            for c in 0..N {
+                a[r][c] -= f * ak[c];
+                inv[r][c] -= f * ik[c];
+            }
+        }
+    }
+    Some(SMatrix::from_fn(|r, c| inv[r][c]))
+}
+
+/// Block-path factor of a node with `C` rows (see [`NodeFactor`]): fills `node` and
+/// returns the parent update C D̂⁻¹ B, or `None` if Â or S has no usable pivot.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn factor_block<const C: usize>(
+    ahat: &Matrix6<f64>,
+    j_self: &Matrix6<f64>,
+    j_parent: &Matrix6<f64>,
+    a_cp: &Matrix6<f64>,
+    a_pc: &Matrix6<f64>,
+    has_parent: bool,
+    coupled: bool,
+    node: &mut NodeFactor,
+) -> Option<Matrix6<f64>> {
+    let p = invert::<6>(ahat, BLOCK_PIVOT_TOLERANCE)?;
+    node.p = p;
+    // a pure-torque coupling (PD control) fills only the rotational 3×3 blocks
+    let rot_only = coupled && rotational_only(a_cp) && rotational_only(a_pc);
+    let p_bu = |p: &Matrix6<f64>| -> Matrix6<f64> {
+        if rot_only {
+            let mut m = Matrix6::zeros();
+            let b = a_cp.fixed_view::<3, 3>(3, 3);
+            m.fixed_columns_mut::<3>(3)
+                .copy_from(&(p.fixed_columns::<3>(3) * b));
+            m
+        } else {
+            p * a_cp
+        }
+    };
+    let apc_w = |w: &Matrix6<f64>| -> Matrix6<f64> {
+        if rot_only {
+            let mut m = Matrix6::zeros();
+            let a = a_pc.fixed_view::<3, 3>(3, 3);
+            m.fixed_rows_mut::<3>(3)
+                .copy_from(&(a * w.fixed_rows::<3>(3)));
+            m
+        } else {
+            a_pc * w
+        }
+    };
+    if C == 0 {
+        node.wl.fill(0.0);
+        return Some(if has_parent && coupled {
+            let wx = p_bu(&p);
+            node.wx = wx;
+            apc_w(&wx)
+        } else {
+            node.wx.fill(0.0);
+            Matrix6::zeros()
+        });
+    }
+    if C < 6 {
+        // padding beyond the node's rows must be zero for the 6×6 solves
+        node.x.fill(0.0);
+        node.y.fill(0.0);
+        node.sinv.fill(0.0);
+        node.wl.fill(0.0);
+    }
+    let g: SMatrix<f64, C, 6> = j_self.fixed_rows::<C>(0).into_owned();
+    let x: SMatrix<f64, 6, C> = p * g.transpose();
+    let sinv = invert::<C>(&(g * x), BLOCK_PIVOT_TOLERANCE)?;
+    let y: SMatrix<f64, C, 6> = g * p;
+    node.x.fixed_columns_mut::<C>(0).copy_from(&x);
+    node.y.fixed_rows_mut::<C>(0).copy_from(&y);
+    node.sinv.fixed_view_mut::<C, C>(0, 0).copy_from(&sinv);
+    if !has_parent {
+        return Some(Matrix6::zeros());
+    }
+    // W = D̂⁻¹ B: multiplier rows S⁻¹(B_λ − Y B_u), body rows P B_u + X W_λ
+    let bl: SMatrix<f64, C, 6> = j_parent.fixed_rows::<C>(0).into_owned();
+    let v = if rot_only {
+        let mut v = bl;
+        let b = a_cp.fixed_view::<3, 3>(3, 3);
+        let yb: SMatrix<f64, C, 3> = y.fixed_columns::<3>(3) * b;
+        let mut vc = v.fixed_columns_mut::<3>(3);
+        vc -= yb;
+        v
+    } else if coupled {
+        bl - y * a_cp
+    } else {
+        bl
+    };
+    let wl: SMatrix<f64, C, 6> = sinv * v;
+    let mut wx: Matrix6<f64> = x * wl;
+    if coupled {
+        wx += p_bu(&p);
+    }
+    node.wl.fixed_rows_mut::<C>(0).copy_from(&wl);
+    node.wx = wx;
+    // C W with C = [A_{p,i}, −J_parentᵀ]
+    let mut cw: Matrix6<f64> = -(bl.transpose() * wl);
+    if coupled {
+        cw += apc_w(&wx);
+    }
+    Some(cw)
+}
+
+/// True if only the lower-right (rotational) 3×3 block of `m` is nonzero.
+#[inline]
+fn rotational_only(m: &Matrix6<f64>) -> bool {
+    m.fixed_view::<3, 6>(0, 0).iter().all(|v| *v == 0.0)
+        && m.fixed_view::<3, 3>(3, 0).iter().all(|v| *v == 0.0)
+}
+
+/// `m` with its rows from `c` on set to zero.
+#[inline]
+fn leading_rows(m: &Matrix6<f64>, c: usize) -> Matrix6<f64> {
+    let mut out = *m;
+    for r in c..6 {
+        for k in 0..6 {
+            out[(r, k)] = 0.0;
+        }
+    }
+    out
 }
 
 impl BlockTree {
@@ -232,7 +436,7 @@ impl BlockTree {
             j_self: vec![Matrix6::zeros(); n],
             j_parent: vec![Matrix6::zeros(); n],
             lu: vec![SmallLu::default(); n],
-            w: vec![[[0.0; 6]; MAX_NODE]; n],
+            nodes: vec![NodeFactor::default(); n],
             update: vec![Matrix6::zeros(); n],
             factored: false,
         })
@@ -341,68 +545,137 @@ impl BlockTree {
         self.update.iter_mut().for_each(|m| m.fill(0.0));
         for i in (0..n).rev() {
             let c = self.rows[i];
-            let s = 6 + c;
-            let lu = &mut self.lu[i];
-            lu.n = s;
-            let d = self.diag[i] - self.update[i];
-            let js = &self.j_self[i];
-            for r in 0..6 {
-                for col in 0..6 {
-                    lu.a[r][col] = d[(r, col)];
+            let ahat = self.diag[i] - self.update[i];
+            let parent = self.parent[i];
+            let (bu, apc) = (&self.a_cp[i], &self.a_pc[i]);
+            let zero = Matrix6::zeros();
+            let coupled = parent.is_some() && (*bu != zero || *apc != zero);
+            let node = &mut self.nodes[i];
+            node.coupled = coupled;
+            let (js, jp) = (&self.j_self[i], &self.j_parent[i]);
+            let has_parent = parent.is_some();
+            let args = (&ahat, js, jp, bu, apc, has_parent, coupled);
+            let cw = match c {
+                0 => {
+                    factor_block::<0>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
                 }
-                for k in 0..c {
-                    lu.a[r][6 + k] = -js[(k, r)];
-                    lu.a[6 + k][r] = js[(k, r)];
+                1 => {
+                    factor_block::<1>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
                 }
-            }
-            for k in 0..c {
-                for l in 0..c {
-                    lu.a[6 + k][6 + l] = 0.0;
+                2 => {
+                    factor_block::<2>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
                 }
-            }
-            lu.factor().map_err(|(pivot, scale)| KktError::Singular {
-                body: i,
-                pivot,
-                scale,
-            })?;
-            let Some(p) = self.parent[i] else {
-                continue;
+                3 => {
+                    factor_block::<3>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
+                }
+                4 => {
+                    factor_block::<4>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
+                }
+                5 => {
+                    factor_block::<5>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
+                }
+                _ => {
+                    factor_block::<6>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
+                }
             };
-            // W = D̂⁻¹ B with B = [A_{i,p}; J_parent]
-            let (acp, jp) = (&self.a_cp[i], &self.j_parent[i]);
-            let w = &mut self.w[i];
-            for col in 0..6 {
-                let mut b = [0.0; MAX_NODE];
-                for r in 0..6 {
-                    b[r] = acp[(r, col)];
-                }
-                for k in 0..c {
-                    b[6 + k] = jp[(k, col)];
-                }
-                self.lu[i].solve(&mut b);
-                for r in 0..s {
-                    w[r][col] = b[r];
-                }
-            }
-            // update_p += C W with C = [A_{p,i}, −J_parentᵀ]
-            let apc = &self.a_pc[i];
-            let mut cw = Matrix6::zeros();
-            for r in 0..6 {
-                for col in 0..6 {
-                    let mut sum = 0.0;
-                    for k in 0..6 {
-                        sum += apc[(r, k)] * w[k][col];
+            node.block = cw.is_some();
+            let cw = match cw {
+                Some(cw) => cw,
+                None => {
+                    self.general_node(i, &ahat)?;
+                    let node = &self.nodes[i];
+                    let bl = leading_rows(&self.j_parent[i], c);
+                    let mut cw = -(bl.transpose() * node.wl);
+                    if node.coupled {
+                        cw += self.a_pc[i] * node.wx;
                     }
-                    for k in 0..c {
-                        sum -= jp[(k, r)] * w[6 + k][col];
-                    }
-                    cw[(r, col)] = sum;
+                    cw
                 }
+            };
+            if let Some(p) = parent {
+                self.update[p] += cw;
             }
-            self.update[p] += cw;
         }
         self.factored = true;
         Ok(())
+    }
+
+    /// Fallback: pivoted LU of node i's whole block and W = D̂⁻¹ B by column solves.
+    fn general_node(&mut self, i: usize, ahat: &Matrix6<f64>) -> Result<(), KktError> {
+        let c = self.rows[i];
+        let s = 6 + c;
+        let lu = &mut self.lu[i];
+        lu.n = s;
+        let js = &self.j_self[i];
+        for r in 0..MAX_NODE {
+            lu.a[r] = [0.0; MAX_NODE];
+        }
+        for r in 0..6 {
+            for col in 0..6 {
+                lu.a[r][col] = ahat[(r, col)];
+            }
+            for k in 0..c {
+                lu.a[r][6 + k] = -js[(k, r)];
+                lu.a[6 + k][r] = js[(k, r)];
+            }
+        }
+        lu.factor().map_err(|(pivot, scale)| KktError::Singular {
+            body: i,
+            pivot,
+            scale,
+        })?;
+        if self.parent[i].is_none() {
+            return Ok(());
+        }
+        let (acp, jp) = (&self.a_cp[i], &self.j_parent[i]);
+        let node = &mut self.nodes[i];
+        node.wx.fill(0.0);
+        node.wl.fill(0.0);
+        for col in 0..6 {
+            let mut b = [0.0; MAX_NODE];
+            for r in 0..6 {
+                b[r] = acp[(r, col)];
+            }
+            for k in 0..c {
+                b[6 + k] = jp[(k, col)];
+            }
+            self.lu[i].solve(&mut b);
+            for r in 0..6 {
+                node.wx[(r, col)] = b[r];
+            }
+            for k in 0..c {
+                node.wl[(k, col)] = b[6 + k];
+            }
+        }
+        Ok(())
+    }
+
+    /// Solve node i's own block in place: (u, λ) ← D̂_i⁻¹ (u, λ).
+    #[inline]
+    fn node_solve(&self, i: usize, u: &mut Vector6<f64>, lam: &mut Vector6<f64>) {
+        let node = &self.nodes[i];
+        let c = self.rows[i];
+        if node.block {
+            let yl = node.sinv * (*lam - node.y * *u);
+            *u = node.p * *u + node.x * yl;
+            *lam = yl;
+            return;
+        }
+        let mut b = [0.0; MAX_NODE];
+        for r in 0..6 {
+            b[r] = u[r];
+        }
+        for k in 0..c {
+            b[6 + k] = lam[k];
+        }
+        self.lu[i].solve(&mut b);
+        for r in 0..6 {
+            u[r] = b[r];
+        }
+        lam.fill(0.0);
+        for k in 0..c {
+            lam[k] = b[6 + k];
+        }
     }
 
     /// Solve in place: on entry `x` holds (r, b), on return (u, λ).
@@ -414,32 +687,20 @@ impl BlockTree {
         // forward: y_i = D̂_i⁻¹ r̂_i, r̂_p −= C_i y_i
         for i in (0..n).rev() {
             let c = self.rows[i];
-            let mut b = [0.0; MAX_NODE];
-            for r in 0..6 {
-                b[r] = x.body[i][r];
+            let mut u = x.body[i];
+            let mut lam = x.rows[i];
+            for k in c..6 {
+                lam[k] = 0.0;
             }
-            for k in 0..c {
-                b[6 + k] = x.rows[i][k];
-            }
-            self.lu[i].solve(&mut b);
-            for r in 0..6 {
-                x.body[i][r] = b[r];
-            }
-            for k in 0..c {
-                x.rows[i][k] = b[6 + k];
-            }
+            self.node_solve(i, &mut u, &mut lam);
+            x.body[i] = u;
+            x.rows[i] = lam;
             if let Some(p) = self.parent[i] {
-                let (apc, jp) = (&self.a_pc[i], &self.j_parent[i]);
-                for r in 0..6 {
-                    let mut sum = 0.0;
-                    for k in 0..6 {
-                        sum += apc[(r, k)] * b[k];
-                    }
-                    for k in 0..c {
-                        sum -= jp[(k, r)] * b[6 + k];
-                    }
-                    x.body[p][r] -= sum;
+                let mut cy = -(self.j_parent[i].transpose() * lam);
+                if self.nodes[i].coupled {
+                    cy += self.a_pc[i] * u;
                 }
+                x.body[p] -= cy;
             }
         }
         // back: z_i = y_i − W_i u_p
@@ -447,23 +708,10 @@ impl BlockTree {
             let Some(p) = self.parent[i] else {
                 continue;
             };
-            let c = self.rows[i];
             let up = x.body[p];
-            let w = &self.w[i];
-            for r in 0..6 {
-                let mut sum = 0.0;
-                for k in 0..6 {
-                    sum += w[r][k] * up[k];
-                }
-                x.body[i][r] -= sum;
-            }
-            for k in 0..c {
-                let mut sum = 0.0;
-                for l in 0..6 {
-                    sum += w[6 + k][l] * up[l];
-                }
-                x.rows[i][k] -= sum;
-            }
+            let node = &self.nodes[i];
+            x.body[i] -= node.wx * up;
+            x.rows[i] -= node.wl * up;
         }
         Ok(())
     }
@@ -577,7 +825,7 @@ impl BlockTree {
 
 /// The constraint rows of `joint` at parent orientation `qa` and child orientation `qb`
 /// (METHOD §4), written into `j_parent` and `j_child` (first `6 − dof` rows; the rest are
-/// zeroed): linear rows `[I, −[r_a]×]` on the parent and `[−I, [r_b]×]` on the child;
+/// zeroed): linear rows `[I, −\[r_a\]×]` on the parent and `[−I, \[r_b\]×]` on the child;
 /// one row per forbidden axis e, `[0, eᵀ]` on the parent and `[0, −eᵀ]` on the child.
 /// Returns the number of rows and the evaluated joint frame.
 pub fn joint_rows(

@@ -16,6 +16,6 @@ pub use gradient::{Dependence, GradientEstimator, GradientOptions, PairGradient,
 pub use inverse::{InverseWorkspace, JointTorques, inertial_wrench, inverse_dynamics};
 pub use kkt::{BlockTree, KktError, KktVector, joint_rows};
 pub use stabilize::{Drift, PostStabilizationReport};
-pub use state::{BodyState, State};
+pub use state::{BodyState, State, rotation_vector};
 pub use step::{Root, RootTarget, StepError, StepOptions, StepReport, Stepper};
 pub use torque::{JointTorque, NoTorque, SpringDamper};

@@ -14,7 +14,7 @@
 //! * **Post-stabilisation** (default; Cline & Pai 2003, thesis §3.3): after the step,
 //!   solve `[M −Jᵀ; J 0][δ; μ] = [0; −g(p⁺)]` with the same block-tree factorisation
 //!   (A = M at p⁺, block diagonal; J at p⁺) and displace every body by the twist δ
-//!   (x += δx, R ← exp([δθ]×) R): the mass-weighted least-change projection onto the
+//!   (x += δx, R ← exp(\[δθ\]×) R): the mass-weighted least-change projection onto the
 //!   linearised manifold. A second pass reusing the factorisation (a chord Newton step)
 //!   runs only if the error is still above the tolerance. A pinned root's rows join with
 //!   the root's pose error relative to its target, so the root is put back on its path.
@@ -29,29 +29,61 @@
 //!      p_½ = p ⊕ (h/2) u_½ and apply the half-step forces over the whole step:
 //!      `M̃⁺ u⁺ = M u + h f̃ + 2 J(p_½)ᵀ λ_½` (their second stage:
 //!      q̇(t+h) = q̇ − h M⁻¹ Φ_qᵀ(q_½) λ + h M⁻¹ F), with positions from the mid-point
-//!      velocity: p⁺ = p ⊕ h u_½ (x⁺ = x + h v_½, R⁺ = exp([h ω_½]×) R).
-//!
-//!   Adaptations: (a) positions are rigid-body poses, displaced by twists through the
-//!   exponential map instead of added coordinates; (b) the stiff forces (PD torques) stay
-//!   linearly implicit in both stages (the paper integrates applied forces explicitly,
-//!   with Adams–Bashforth, which would lose the stability the PD control needs); the
-//!   second stage is solved on the same block tree with only a pinned root's rows (which
-//!   keep the root on its prescribed twist), and its rotational momentum rows use the
-//!   inertia at the new orientation, `R⁺ Ī R⁺ᵀ ω⁺ − R Ī Rᵀ ω = …`, which is linear because
-//!   R⁺ is already known — momentum is then conserved exactly with no gyroscopic term;
-//!   (c) the constraint error is the joint's g (METHOD §4), so the linear and the
-//!   forbidden-axis rotational rows are treated alike.
+//!      velocity: p⁺ = p ⊕ h u_½ (x⁺ = x + h v_½, R⁺ = exp(\[h ω_½\]×) R).
 //!
 //!   Since J(p)(p⁺ − p) = −2 g(p), the linearised error after a step is −g(p) plus the
 //!   O(h²) curvature term c: the error alternates around c/2 instead of settling at c as
 //!   with the first-order scheme — about half the accumulated error, which is what the
 //!   paper reports ("approximately two times higher accuracy").
+//!
+//!   Adaptations:
+//!   (a) positions are rigid-body poses, displaced by twists through the exponential
+//!   map instead of added coordinates; the error g is the joint's (METHOD §4), so linear
+//!   and forbidden-axis rotational rows are treated alike.
+//!   (b) The stiff forces (PD torques) stay linearly implicit in both stages (the paper
+//!   integrates applied forces explicitly, with Adams–Bashforth, which would lose the
+//!   stability the PD control needs). Stage 2's rotational momentum rows use the inertia
+//!   at the new orientation, `R⁺ Ī R⁺ᵀ ω⁺ − R Ī Rᵀ ω = …`, linear because R⁺ is known:
+//!   momentum is conserved with no gyroscopic term.
+//!   (c) *Velocity projection in stage 2.* Stage 2 as published leaves u⁺ with a
+//!   constraint-normal component n whose recurrence n⁺ = 2t − n (t the half-step
+//!   target) has a double eigenvalue −1: with alternating errors it grows linearly, and
+//!   once J(p_½) ≠ J(p) the growing impulses leak into the motion. We measured a 5-link
+//!   arm (1 m rods, h = 0.01 s) gaining 1.9·10⁵ J in 5 s. Stage 2 therefore also
+//!   enforces `J(p⁺) u⁺ = 0` with a second set of multipliers on the same block tree (a
+//!   mass-weighted, dissipative projection; a pinned root's rows keep u⁺_root = u_d).
+//!   The position update — hence the drift behaviour — is unchanged.
+//!   (d) *Damped reflection.* The error map g ↦ −g has eigenvalue −1, so the
+//!   sign-alternating error mode is undamped; on the same arm nonlinear cross terms
+//!   (tangential velocity × normal correction, O(h|v|κ) per step) grew it into a 3 cm
+//!   alternating separation after 4.4 s, worse than the first-order scheme. The half-step
+//!   rows are therefore `J u_½ = −((1 + α)/h) g` with α =
+//!   [`StepOptions::improved_reflection`](super::step::StepOptions::improved_reflection)
+//!   (default 0.9; 1 is the literal scheme): the mode decays by α per step, and the mean
+//!   error c/(1 + α) keeps nearly all of the improvement (accumulated error on that arm:
+//!   0.43 m against 0.81 m for first order; α = 1: 3.4 m).
+//!
+//!   **Limitation: not for stiff forces.** The mid-point position update
+//!   p⁺ = p ⊕ h u_½, with u_½ from an implicit half step, is not L-stable: a stiff PD
+//!   mode (k h²/I ≫ 1) is driven to equilibrium at t + h/2 and overshoots to ≈ −x at
+//!   t + h, and the full-step velocity of stage 2 no longer matches the positions. With
+//!   the 20-body humanoid under k = 300 N·m/rad, d = 30 N·m·s/rad joint springs at
+//!   h = 1 ms it diverges within 5 steps (the step returns
+//!   [`StepError::Exploded`](super::step::StepError::Exploded), never NaN); the same
+//!   model runs stably with every other method. Even passive, that flailing ragdoll
+//!   (light segments at up to ~100 rad/s) is marginal: it runs 3 s without torques but
+//!   diverges after 0.3 s with joint damping as weak as 0.005 N·m·s/rad, which a light
+//!   segment's tiny axial inertia (5·10⁻⁵ kg·m²) makes stiff. Use it for passive,
+//!   moderately moving systems (Hong et al.'s arm, the drift figures, where it is
+//!   stable and dissipative); the linearly implicit step with post-stabilisation
+//!   (default) is the one for PD-controlled characters.
 
 use super::kkt::{BlockTree, KktError, KktVector, joint_rows};
 use super::state::BodyState;
 use super::step::RootTarget;
-use crate::skeleton::Model;
-use nalgebra::{Matrix3, Matrix6, Vector3, Vector6};
+use crate::skeleton::joint::perpendicular;
+use crate::skeleton::{Joint, JointType, Model};
+use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector3, Vector6};
 
 /// How constraint drift is controlled (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -69,7 +101,8 @@ pub enum Drift {
     #[default]
     PostStabilization,
     /// Hong, Welch & Choi's improved implicit scheme (half-step multipliers, mid-point
-    /// momentum step).
+    /// momentum step). Not L-stable: only for passive or softly actuated systems (see
+    /// the module documentation).
     ImprovedImplicit,
 }
 
@@ -101,6 +134,52 @@ pub fn root_error(s: &BodyState, target: &RootTarget) -> Vector6<f64> {
     Vector6::new(dx.x, dx.y, dx.z, dr.x, dr.y, dr.z)
 }
 
+/// Position error g of one joint, ordered like its rows (METHOD §4/§10): the linear
+/// error (x_a + r_a) − (x_b + r_b) (m) and one rotational entry per forbidden axis (rad),
+/// signed so that ġ = J u — exactly on the manifold, at any joint angle.
+///
+/// This deliberately differs from [`Joint::position_error`] (METHOD §4's "angles about
+/// the forbidden axes of the relative-rotation change"), whose rotational entries are
+/// only first-order: for a hinge turned by θ, the rotation vector of the change mixes
+/// its off-axis components through J_l⁻¹(θn) (scaled by (θ/2)cot(θ/2), rotated by
+/// ≈ θ/2), so its rate is not J u and stabilisation converges slowly and pushes in a
+/// rotated direction; for a universal joint it reads ≈ θ₁θ₂/2 on the exact manifold, so
+/// post-stabilisation would drag every moving universal joint off its true motion.
+/// Here:
+/// * hinge (axis n_a fixed in a, n_b in b, forbidden axes e_i fixed in a):
+///   g_i = e_i · (n_b × n_a) (≈ the tilt angle of n_b off n_a about e_i);
+/// * universal (n₁ fixed in a, n₂ in b): g = asin(n₁·n₂) − asin(n₁·n₂)_rest, whose rate
+///   is mᵀ(ω_a − ω_b) with m = n₁×n₂/|n₁×n₂|.
+#[inline]
+pub fn joint_error(
+    joint: &Joint,
+    xa: &Vector3<f64>,
+    qa: &UnitQuaternion<f64>,
+    xb: &Vector3<f64>,
+    qb: &UnitQuaternion<f64>,
+) -> (Vector3<f64>, [f64; 2]) {
+    let g_lin = (xa + qa * joint.parent_anchor) - (xb + qb * joint.child_anchor);
+    let mut g_rot = [0.0; 2];
+    match joint.kind {
+        JointType::Ball => {}
+        JointType::Hinge => {
+            let na = qa * joint.axis_parent;
+            let nb = qb * joint.axis_child;
+            let e1 = perpendicular(&joint.axis_parent);
+            let e2 = joint.axis_parent.cross(&e1);
+            let c = nb.cross(&na);
+            g_rot = [(qa * e1).dot(&c), (qa * e2).dot(&c)];
+        }
+        JointType::Universal => {
+            let n1 = qa * joint.axis_parent;
+            let n2 = qb * joint.axis_child;
+            let rest = joint.axis_parent.dot(&(joint.rest_rel * joint.axis_child));
+            g_rot[0] = n1.dot(&n2).clamp(-1.0, 1.0).asin() - rest.clamp(-1.0, 1.0).asin();
+        }
+    }
+    (g_lin, g_rot)
+}
+
 /// Write the position error g(p) of every row into `g.rows` (KKT layout: body b's entry
 /// holds its parent joint's rows — 3 linear, then one per forbidden axis — and a pinned
 /// root's entry its [`root_error`]). Returns (largest |linear g| in m, largest
@@ -118,7 +197,7 @@ pub fn constraint_error(
             continue;
         };
         let (sa, sb) = (&bodies[a], &bodies[b]);
-        let (gl, gr) = joint.position_error(&sa.x, &sa.q, &sb.x, &sb.q);
+        let (gl, gr) = joint_error(joint, &sa.x, &sa.q, &sb.x, &sb.q);
         let row = &mut g.rows[b];
         row.fill(0.0);
         row.fixed_rows_mut::<3>(0).copy_from(&gl);
@@ -195,9 +274,16 @@ pub struct PostStabilizationReport {
 }
 
 /// Post-stabilise `bodies` in place: up to `max_passes` projections
-/// `[M −Jᵀ; J 0][δ; μ] = [0; −g]`, factoring once (at the incoming poses) and reusing the
-/// factorisation for later passes; stops as soon as both the separation (m) and the
+/// `[M −Jᵀ; J 0][δ; μ] = [0; −g]`, stopping as soon as both the separation (m) and the
 /// rotation error (rad) are ≤ `tolerance`.
+///
+/// With `assemble` the matrix is built and factored once at the incoming poses (A = M
+/// there, block diagonal; J there) and reused for later passes. Without it, `kkt` must
+/// already hold a factorisation with the same rows (e.g. the step's `[M̃ −J(p)ᵀ; J(p) 0]`)
+/// and every pass is a chord step with it: each pass then shrinks the error by a factor
+/// of order h|ω| instead of converging quadratically, and the correction is weighted by
+/// M̃ (mass plus the implicit stiffness terms) rather than M.
+#[allow(clippy::too_many_arguments)]
 pub fn post_stabilize(
     model: &Model,
     bodies: &mut [BodyState],
@@ -206,6 +292,7 @@ pub fn post_stabilize(
     work: &mut KktVector,
     max_passes: usize,
     tolerance: f64,
+    assemble: bool,
 ) -> Result<PostStabilizationReport, KktError> {
     let (lin, rot) = constraint_error(model, bodies, root, work);
     let mut rep = PostStabilizationReport {
@@ -216,7 +303,7 @@ pub fn post_stabilize(
         passes: 0,
     };
     while rep.passes < max_passes && rep.separation_after.max(rep.rotation_after) > tolerance {
-        if rep.passes == 0 {
+        if rep.passes == 0 && assemble {
             assemble_projection(model, bodies, root, kkt)?;
             kkt.factor()?;
         }

@@ -62,7 +62,7 @@ impl BodyState {
     }
 
     /// Displace the pose by a twist (δx in m, δθ in rad, world frame, METHOD §2):
-    /// x ← x + δx, R ← exp([δθ]×) R.
+    /// x ← x + δx, R ← exp(\[δθ\]×) R.
     #[inline]
     pub fn displace(&mut self, dx: &Vector3<f64>, dtheta: &Vector3<f64>) {
         self.x += dx;
@@ -75,6 +75,21 @@ impl BodyState {
         let r = self.q.to_rotation_matrix();
         r.matrix() * inertia * r.matrix().transpose()
     }
+}
+
+/// Rotation vector (axis × angle, rad, angle in [0, π]) of a unit quaternion: the log
+/// map, with one square root and one atan2 (`UnitQuaternion::scaled_axis` takes two
+/// norms and a division besides).
+#[inline]
+pub fn rotation_vector(q: &UnitQuaternion<f64>) -> Vector3<f64> {
+    let (w, v) = (q.w, q.imag());
+    let s = v.norm();
+    if s < 1e-300 {
+        return Vector3::zeros();
+    }
+    // shortest rotation: use the hemisphere with w ≥ 0
+    let (w, v) = if w < 0.0 { (-w, -v) } else { (w, v) };
+    v * (2.0 * s.atan2(w) / s)
 }
 
 /// Renormalise a unit quaternion whose norm has drifted by round-off.
@@ -150,7 +165,8 @@ impl State {
         self.joint_errors(model).0
     }
 
-    /// Largest joint separation (m) and largest forbidden-axis rotation error (rad).
+    /// Largest joint separation (m) and largest forbidden-axis rotation error (rad), by
+    /// [`joint_error`](super::stabilize::joint_error).
     pub fn joint_errors(&self, model: &Model) -> (f64, f64) {
         let mut lin: f64 = 0.0;
         let mut rot: f64 = 0.0;
@@ -159,7 +175,7 @@ impl State {
                 continue;
             };
             let (sa, sb) = (&self.bodies[a], &self.bodies[b]);
-            let (gl, gr) = j.position_error(&sa.x, &sa.q, &sb.x, &sb.q);
+            let (gl, gr) = super::stabilize::joint_error(j, &sa.x, &sa.q, &sb.x, &sb.q);
             lin = lin.max(gl.norm());
             for g in gr.iter().take(3 - j.dof()) {
                 rot = rot.max(g.abs());
@@ -172,6 +188,21 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rotation_vector_matches_scaled_axis() {
+        for v in [
+            Vector3::new(0.3, -0.2, 0.1),
+            Vector3::new(3.0, 0.1, -0.2),
+            Vector3::new(1e-9, 0.0, 2e-9),
+            Vector3::zeros(),
+        ] {
+            let q = UnitQuaternion::from_scaled_axis(v);
+            assert!((rotation_vector(&q) - q.scaled_axis()).norm() < 1e-14);
+            let neg = UnitQuaternion::new_unchecked(-q.into_inner());
+            assert!((rotation_vector(&neg) - q.scaled_axis()).norm() < 1e-14);
+        }
+    }
 
     #[test]
     fn displace_rotates_in_world_frame() {

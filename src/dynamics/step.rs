@@ -5,7 +5,7 @@
 //! ```text
 //!     M̃ = M − h² ∇_p f − h ∇_u f          f̃ = f − ∇_u f · u
 //!     [ M̃  −Jᵀ ] [u⁺]   [ M u + h f̃ ]
-//!     [ J    0  ] [λ ] = [ b         ]       x⁺ = x + h v⁺,  R⁺ = exp([h ω⁺]×) R
+//!     [ J    0  ] [λ ] = [ b         ]       x⁺ = x + h v⁺,  R⁺ = exp(\[h ω⁺\]×) R
 //! ```
 //!
 //! J stacks every joint's rows (METHOD §4) and, for a pinned root, J_r = I₆ with
@@ -20,18 +20,19 @@
 //! **Gyroscopic term and momentum.** Written in world-frame angular velocity, the Euler
 //! equation carries −ω × (Iω); treated explicitly (or merely linearised) it makes the
 //! implicit step gain or lose angular momentum at O(h²) per step. We instead solve each
-//! body's rotational momentum row in *momentum form*: with R⁺ = exp([hω⁺]×) R one has
-//! R⁺ Ī R⁺ᵀ ω⁺ = E (R Ī Rᵀ) ω⁺ with E = exp([hω⁺]×) (E leaves ω⁺ fixed), so
+//! body's rotational momentum row in *momentum form*: with R⁺ = exp(\[hω⁺\]×) R one has
+//! R⁺ Ī R⁺ᵀ ω⁺ = E (R Ī Rᵀ) ω⁺ with E = exp(\[hω⁺\]×) (E leaves ω⁺ fixed), so
 //!
 //! ```text
 //!     E(hω⁺) I_w ω⁺ − I_w ω = h T + (Jᵀλ)_ω + (linearised stiff terms)
 //! ```
 //!
 //! is exactly "new angular momentum − old = impulse", with no gyroscopic torque at all.
-//! Its first linearisation about ω is the usual linearly implicit step with the
-//! gyroscopic Jacobian h([ω]× I_w − [I_w ω]×) in M̃; a few chord iterations reusing the
-//! same factorisation (each one O(n) solve, converging by a factor ~(h|ω|)² per
-//! iteration) then solve the nonlinear rows to round-off. A free body therefore conserves
+//! Its linearisation about ω is the usual linearly implicit step with the gyroscopic
+//! Jacobian in M̃ (we use the exact derivative E I_w − h E \[I_w ω\]× J_r(hω) − I_w, which is
+//! h(\[ω\]× I_w − \[I_w ω\]×) to first order); chord iterations reusing the same
+//! factorisation (each one O(n) solve) then solve the nonlinear rows to round-off —
+//! usually none or one is needed, since the linearisation error is O(h |Δω|²). A free body therefore conserves
 //! L = R Ī Rᵀ ω exactly (and P trivially), and, because E ω⁺ = ω⁺, the rotational kinetic
 //! energy change is ω⁺ᵀ(impulse) − ½|ω⁺ − ω|²_I: the step stays dissipative.
 //! Set [`StepOptions::gyroscopic_iterations`] to 0 for the plain linearly implicit step.
@@ -112,6 +113,16 @@ pub struct StepOptions {
     pub post_stabilization_passes: usize,
     /// Post-stabilisation stops below this joint error, m (separation) and rad (rotation).
     pub post_stabilization_tolerance: f64,
+    /// Post-stabilise with the step's own factorisation `[M̃ −J(p)ᵀ; J(p) 0]` (chord
+    /// steps) instead of factoring `[M −J(p⁺)ᵀ; J(p⁺) 0]` afresh: saves one factorisation
+    /// per step; each pass then shrinks the error by ~h|ω| rather than quadratically, and
+    /// the correction is weighted by M̃ instead of M. Off by default (thesis: A = M).
+    pub post_stabilization_reuse: bool,
+    /// [`Drift::ImprovedImplicit`]: the half-step rows are `J u_½ = −((1 + α)/h) g`, so
+    /// the linearised error after a step is −α g (+ curvature). α = 1 is Hong et al.'s
+    /// literal scheme, whose reflected error mode is undamped; the default 0.9 damps it
+    /// (dimensionless, in [0, 1]).
+    pub improved_reflection: f64,
     /// A body faster than this after the step is an error, m/s.
     pub max_linear_speed: f64,
     /// A body spinning faster than this after the step is an error, rad/s.
@@ -124,10 +135,12 @@ impl Default for StepOptions {
             h: 1e-3,
             drift: Drift::PostStabilization,
             gradient: GradientOptions::default(),
-            gyroscopic_iterations: 3,
-            gyroscopic_tolerance: 1e-14,
+            gyroscopic_iterations: 2,
+            gyroscopic_tolerance: 1e-12,
             post_stabilization_passes: 2,
             post_stabilization_tolerance: 1e-8,
+            post_stabilization_reuse: false,
+            improved_reflection: 0.9,
             max_linear_speed: 1e3,
             max_angular_speed: 1e4,
         }
@@ -201,7 +214,7 @@ pub struct Stepper {
     active: Vec<bool>,
     tgrad: Vec<TorqueGradient>,
     gyro_jac: Vec<Matrix3<f64>>,
-    iw_new: Vec<Matrix3<f64>>,
+    gyro_n0: Vec<Vector3<f64>>,
     rhs_lin: Vec<Vector6<f64>>,
     u_new: Vec<Vector6<f64>>,
     u_pos: Vec<Vector6<f64>>,
@@ -223,6 +236,37 @@ fn bottom(v: &Vector6<f64>) -> Vector3<f64> {
 fn gyro_n(h: f64, iw: &Matrix3<f64>, w: &Vector3<f64>) -> Vector3<f64> {
     let l = iw * w;
     UnitQuaternion::from_scaled_axis(w * h) * l - l
+}
+
+/// Right Jacobian of SO(3): ∂(exp(\[φ\]×) v)/∂φ = −exp(\[φ\]×) \[v\]× J_r(φ).
+#[inline]
+fn right_jacobian(phi: &Vector3<f64>) -> Matrix3<f64> {
+    let th2 = phi.norm_squared();
+    let k = phi.cross_matrix();
+    let (a, b) = if th2 < 1e-8 {
+        (0.5 - th2 / 24.0, 1.0 / 6.0 - th2 / 120.0)
+    } else {
+        let th = th2.sqrt();
+        ((1.0 - th.cos()) / th2, (th - th.sin()) / (th2 * th))
+    };
+    Matrix3::identity() - k * a + k * k * b
+}
+
+/// N(ω₀) and its exact Jacobian N'(ω₀) = E I_w − h E \[I_w ω₀\]× J_r(h ω₀) − I_w, the
+/// gyroscopic part of M̃ (≈ h(\[ω\]× I_w − \[I_w ω\]×) to first order).
+#[inline]
+fn gyro_n_and_jacobian(
+    h: f64,
+    iw: &Matrix3<f64>,
+    w: &Vector3<f64>,
+) -> (Vector3<f64>, Matrix3<f64>) {
+    let l = iw * w;
+    let phi = w * h;
+    let e = UnitQuaternion::from_scaled_axis(phi).to_rotation_matrix();
+    let e = e.matrix();
+    let n = e * l - l;
+    let jac = e * iw - e * l.cross_matrix() * right_jacobian(&phi) * h - iw;
+    (n, jac)
 }
 
 fn finite6(v: &Vector6<f64>) -> bool {
@@ -255,7 +299,7 @@ impl Stepper {
             active: vec![false; n],
             tgrad: vec![TorqueGradient::default(); n],
             gyro_jac: vec![Matrix3::zeros(); n],
-            iw_new: vec![Matrix3::zeros(); n],
+            gyro_n0: vec![Vector3::zeros(); n],
             rhs_lin: vec![Vector6::zeros(); n],
             u_new: vec![Vector6::zeros(); n],
             u_pos: vec![Vector6::zeros(); n],
@@ -517,9 +561,9 @@ impl Stepper {
         for b in 0..n {
             let s = &state.bodies[b];
             let iw = self.iw[b];
-            let l = iw * s.w;
-            let gj = (s.w.cross_matrix() * iw - l.cross_matrix()) * he;
+            let (nw, gj) = gyro_n_and_jacobian(he, &iw, &s.w);
             self.gyro_jac[b] = gj;
+            self.gyro_n0[b] = nw;
             let mut d = self.kkt.diag_mut(b).fixed_view_mut::<3, 3>(3, 3);
             d.copy_from(&(iw + gj));
         }
@@ -534,7 +578,7 @@ impl Stepper {
         );
         for b in 0..n {
             let s = &state.bodies[b];
-            let lin = self.gyro_jac[b] * s.w - gyro_n(he, &self.iw[b], &s.w);
+            let lin = self.gyro_jac[b] * s.w - self.gyro_n0[b];
             let mut r = self.rhs_lin[b];
             for k in 0..3 {
                 r[3 + k] += lin[k];
@@ -546,7 +590,7 @@ impl Stepper {
         let beta = match self.opts.drift {
             Drift::None | Drift::PostStabilization => 0.0,
             Drift::Baumgarte { beta } => beta,
-            Drift::ImprovedImplicit => 2.0 / h,
+            Drift::ImprovedImplicit => (1.0 + self.opts.improved_reflection) / h,
         };
         for b in 0..n {
             let c = self.kkt.rows(b);
@@ -590,31 +634,14 @@ impl Stepper {
         }
 
         // ---- improved implicit, stage 2: mid-point momentum step with the half-step
-        // multipliers at the half-step pose.
+        // multipliers at the half-step pose, plus a velocity projection at p⁺.
         self.u_pos.copy_from_slice(&self.sol.body);
-        let pinned = root.target();
-        for (b, body) in model.bodies.iter().enumerate() {
+        for b in 0..n {
             let s = &state.bodies[b];
             let u = &self.u_pos[b];
             let mut half = *s;
             half.displace(&(top(u) * (0.5 * h)), &(bottom(u) * (0.5 * h)));
             self.next[b] = half;
-            // inertia at the end-of-step orientation R⁺ = exp(h ω_½) R
-            let mut end = *s;
-            end.displace(&Vector3::zeros(), &(bottom(u) * h));
-            self.tmp.body[b].fill(0.0);
-            let own = b == 0 && pinned.is_some();
-            let rows = if body.parent.is_some() || !own { 0 } else { 6 };
-            self.kkt2
-                .set_rows(b, rows)
-                .map_err(|e| StepError::Singular { t, source: e })?;
-            *self.kkt2.j_self_mut(b) = if rows == 6 {
-                Matrix6::identity()
-            } else {
-                Matrix6::zeros()
-            };
-            self.kkt2.j_parent_mut(b).fill(0.0);
-            self.iw_new[b] = end.world_inertia(&body.inertia);
         }
         Self::add_mass_terms(
             model,
@@ -625,12 +652,6 @@ impl Stepper {
             &mut self.kkt2,
             &mut self.rhs_lin,
         );
-        for b in 0..n {
-            self.kkt2
-                .diag_mut(b)
-                .fixed_view_mut::<3, 3>(3, 3)
-                .copy_from(&self.iw_new[b]);
-        }
         Self::add_torque_terms(
             model,
             state,
@@ -659,9 +680,47 @@ impl Stepper {
                 self.rhs_lin[b][r] += 2.0 * sb;
             }
         }
+        // end-of-step pose p⁺ = p ⊕ h u_½: inertia for the momentum rows, rows for the
+        // projection J(p⁺) u⁺ = 0
         for b in 0..n {
+            let s = &state.bodies[b];
+            let u = &self.u_pos[b];
+            let mut end = *s;
+            end.displace(&(top(u) * h), &(bottom(u) * h));
+            self.next[b] = end;
+            self.kkt2
+                .diag_mut(b)
+                .fixed_view_mut::<3, 3>(3, 3)
+                .copy_from(&end.world_inertia(&model.bodies[b].inertia));
+        }
+        let pinned = root.target();
+        for (b, body) in model.bodies.iter().enumerate() {
             self.sol.body[b] = self.rhs_lin[b];
             self.sol.rows[b].fill(0.0);
+            let rows = match (body.parent, body.joint.as_ref()) {
+                (Some(a), Some(joint)) => {
+                    let mut jp = Matrix6::zeros();
+                    let mut jc = Matrix6::zeros();
+                    let (c, _) =
+                        joint_rows(joint, &self.next[a].q, &self.next[b].q, &mut jp, &mut jc);
+                    *self.kkt2.j_parent_mut(b) = jp;
+                    *self.kkt2.j_self_mut(b) = jc;
+                    c
+                }
+                _ => {
+                    let own = b == 0 && pinned.is_some();
+                    *self.kkt2.j_self_mut(b) = if own {
+                        Matrix6::identity()
+                    } else {
+                        Matrix6::zeros()
+                    };
+                    self.kkt2.j_parent_mut(b).fill(0.0);
+                    if own { 6 } else { 0 }
+                }
+            };
+            self.kkt2
+                .set_rows(b, rows)
+                .map_err(|e| StepError::Singular { t, source: e })?;
         }
         if let Some(target) = pinned {
             self.sol.rows[0] = Vector6::new(
@@ -697,7 +756,8 @@ impl Stepper {
                 self.res.body[b] = r;
                 self.res.rows[b].fill(0.0);
             }
-            if !(worst > self.opts.gyroscopic_tolerance * scale) {
+            // NaN stops too: the velocity check in `finish` reports it
+            if worst.is_nan() || worst <= self.opts.gyroscopic_tolerance * scale {
                 break;
             }
             self.kkt
@@ -716,7 +776,7 @@ impl Stepper {
     }
 
     /// Phase 3 (exposed for benchmarks): check the new velocities, update positions
-    /// (x⁺ = x + h v, R⁺ = exp([h ω]×) R), post-stabilise if selected, and commit into
+    /// (x⁺ = x + h v, R⁺ = exp(\[h ω\]×) R), post-stabilise if selected, and commit into
     /// `state` (t += h). On error `state` is unchanged.
     pub fn finish(
         &mut self,
@@ -763,14 +823,16 @@ impl Stepper {
             };
         }
         if self.opts.drift == Drift::PostStabilization {
+            let reuse = self.opts.post_stabilization_reuse;
             let rep = post_stabilize(
                 model,
                 &mut self.next,
                 root.target(),
-                &mut self.kkt2,
+                if reuse { &mut self.kkt } else { &mut self.kkt2 },
                 &mut self.res,
                 self.opts.post_stabilization_passes,
                 self.opts.post_stabilization_tolerance,
+                !reuse,
             )
             .map_err(|e| StepError::Singular { t, source: e })?;
             self.report.stabilization = Some(rep);

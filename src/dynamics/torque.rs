@@ -3,7 +3,7 @@
 //! body; the parent receives the equal and opposite torque. Its gradients are estimated
 //! numerically by [`GradientEstimator::torque_gradient`](super::gradient::GradientEstimator::torque_gradient).
 
-use super::state::BodyState;
+use super::state::{BodyState, rotation_vector};
 use crate::skeleton::Model;
 use nalgebra::{UnitQuaternion, Vector3};
 
@@ -83,7 +83,7 @@ impl JointTorque for SpringDamper {
     #[inline]
     fn torque(&self, body: usize, parent: &BodyState, child: &BodyState, _t: f64) -> Vector3<f64> {
         let dev = child.q * self.rest_inv[body] * parent.q.inverse();
-        -dev.scaled_axis() * self.stiffness - (child.w - parent.w) * self.damping
+        -rotation_vector(&dev) * self.stiffness - (child.w - parent.w) * self.damping
     }
     fn is_active(&self, _body: usize) -> bool {
         self.stiffness != 0.0 || self.damping != 0.0

@@ -1,5 +1,8 @@
-//! Simulation orchestration: state, runs over a clip, recorded trajectories.
+//! Simulation orchestration: running a clip under physics (feedforward + feedback,
+//! recorded trajectory and errors), the drift-figure scenarios of METHOD §10, test models.
 
+pub mod drift;
+pub mod models;
 pub mod run;
 pub mod trajectory;
 

@@ -1,0 +1,412 @@
+//! Forward dynamics (METHOD §8, §11): conservation on a free body, pendulum period,
+//! dissipative energy on a chain, velocity constraints on random trees, and errors on
+//! blow-up.
+
+mod common;
+
+use common::{Rng, motion_at, random_model, random_motion};
+use jostle::dynamics::dense::assemble;
+use jostle::dynamics::{
+    BodyState, Drift, NoTorque, Root, RootTarget, SpringDamper, State, StepError, StepOptions,
+    Stepper,
+};
+use jostle::motion::kinematics::{
+    BodyKinematics, JointMotion, RootMotion, forward_kinematics, joint_motion_from_angles,
+};
+use jostle::skeleton::{JointSpec, JointType, Model, ModelBuilder};
+use nalgebra::{DVector, Matrix3, UnitQuaternion, Vector3};
+
+fn still_root() -> RootMotion {
+    RootMotion {
+        p: Vector3::zeros(),
+        q: UnitQuaternion::identity(),
+        v: Vector3::zeros(),
+        w: Vector3::zeros(),
+        a: Vector3::zeros(),
+        dw: Vector3::zeros(),
+    }
+}
+
+fn state_from(model: &Model, root: &RootMotion, joints: &[JointMotion]) -> State {
+    let mut kin = vec![BodyKinematics::default(); model.bodies.len()];
+    forward_kinematics(model, root, joints, &mut kin);
+    State::from_kinematics(&kin, 0.0)
+}
+
+fn pinned_here(state: &State) -> Root {
+    Root::Pinned(RootTarget::fixed(state.bodies[0].x, state.bodies[0].q))
+}
+
+fn energy(model: &Model, s: &State) -> f64 {
+    s.kinetic_energy(model) + s.potential_energy(model)
+}
+
+/// A single free body with an asymmetric inertia, tumbling near its unstable
+/// intermediate axis, in zero gravity.
+fn tumbling_body() -> (Model, State) {
+    let mut mb = ModelBuilder::new();
+    let r = UnitQuaternion::from_scaled_axis(Vector3::new(0.3, -0.5, 0.2)).to_rotation_matrix();
+    let inertia = r.matrix()
+        * Matrix3::from_diagonal(&Vector3::new(0.02, 0.05, 0.09))
+        * r.matrix().transpose();
+    mb.add_body("brick", None, 2.5, inertia, None);
+    let mut model = mb.build();
+    model.gravity = Vector3::zeros();
+    let q = UnitQuaternion::from_scaled_axis(Vector3::new(0.1, 0.2, 0.3));
+    // mostly about the intermediate principal axis (r e_y in the body frame)
+    let state = State {
+        bodies: vec![BodyState {
+            x: Vector3::new(0.1, 1.0, -0.3),
+            q,
+            v: Vector3::new(1.0, -2.0, 0.5),
+            w: q * (r * Vector3::new(0.2, 6.0, 0.3)),
+        }],
+        t: 0.0,
+    };
+    (model, state)
+}
+
+fn body_angular_momentum(model: &Model, s: &State) -> Vector3<f64> {
+    let b = &s.bodies[0];
+    b.world_inertia(&model.bodies[0].inertia) * b.w
+}
+
+#[test]
+fn free_body_conserves_linear_and_angular_momentum() {
+    let (model, s0) = tumbling_body();
+    let run = |iterations: usize| {
+        let opts = StepOptions {
+            gyroscopic_iterations: iterations,
+            ..Default::default()
+        };
+        let mut stepper = Stepper::new(&model, opts).unwrap();
+        let mut s = s0.clone();
+        let (p0, l0) = (s.linear_momentum(&model), body_angular_momentum(&model, &s));
+        let (lt0, e0) = (s.angular_momentum(&model), energy(&model, &s));
+        let (mut dp, mut dl, mut dlt): (f64, f64, f64) = (0.0, 0.0, 0.0);
+        let mut w_min = f64::INFINITY;
+        for _ in 0..5000 {
+            stepper
+                .step(&model, &mut s, &Root::Free, &NoTorque, None)
+                .unwrap();
+            dp = dp.max((s.linear_momentum(&model) - p0).norm() / p0.norm());
+            dl = dl.max((body_angular_momentum(&model, &s) - l0).norm() / l0.norm());
+            dlt = dlt.max((s.angular_momentum(&model) - lt0).norm() / lt0.norm());
+            // body-frame ω reverses when the body flips (Dzhanibekov)
+            let body_w = |st: &State| st.bodies[0].q.inverse() * st.bodies[0].w;
+            w_min = w_min.min(body_w(&s).dot(&body_w(&s0)));
+        }
+        (dp, dl, dlt, energy(&model, &s) - e0, w_min)
+    };
+    let (dp, dl, dlt, de, w_min) = run(StepOptions::default().gyroscopic_iterations);
+    eprintln!(
+        "free body, 5 s: |ΔP|/|P| = {dp:.2e}, |ΔL|/|L| (about COM) = {dl:.2e}, about origin = {dlt:.2e}, ΔE = {de:.3e} J"
+    );
+    // it really tumbles: body-frame ω swings away from its initial direction
+    assert!(w_min < 0.0, "no tumbling: min ω·ω₀ = {w_min}");
+    assert!(dp < 1e-12, "linear momentum drift {dp:e}");
+    assert!(dl < 1e-9, "angular momentum drift {dl:e}");
+    assert!(dlt < 1e-9, "angular momentum (origin) drift {dlt:e}");
+    assert!(de <= 1e-12, "energy grew by {de:e} J");
+    // without the momentum-form iterations the linearised gyroscopic term drifts
+    let (_, dl0, _, de0, _) = run(0);
+    eprintln!("plain linearly implicit gyroscopic term: |ΔL|/|L| = {dl0:.2e}, ΔE = {de0:.3e} J");
+}
+
+/// A pinned pivot body and a bob on a hinge (axis z) at distance `len` below it.
+fn pendulum(len: f64, angle: f64) -> (Model, State) {
+    let mut mb = ModelBuilder::new();
+    mb.add_body("pivot", None, 1.0, Matrix3::identity() * 0.01, None);
+    let (m, r) = (1.0, 0.05);
+    mb.add_body(
+        "bob",
+        Some(0),
+        m,
+        Matrix3::identity() * (0.4 * m * r * r),
+        Some(JointSpec {
+            kind: JointType::Hinge,
+            parent_anchor: Vector3::zeros(),
+            child_anchor: Vector3::new(0.0, len, 0.0),
+            axis_parent: Vector3::z(),
+            axis_child: Vector3::z(),
+            rest_rel: UnitQuaternion::identity(),
+        }),
+    );
+    let model = mb.build();
+    let joint = model.bodies[1].joint.as_ref().unwrap();
+    let jm = joint_motion_from_angles(joint, &[angle], &[0.0], &[0.0]);
+    let state = state_from(&model, &still_root(), &[JointMotion::default(), jm]);
+    (model, state)
+}
+
+#[test]
+fn pendulum_small_angle_period_within_one_percent() {
+    let (len, h) = (1.0, 1e-3);
+    let (model, mut s) = pendulum(len, 0.05);
+    let bob = &model.bodies[1];
+    // compound pendulum: T = 2π √(I_pivot / (m g L))
+    let i_pivot = bob.inertia[(2, 2)] + bob.mass * len * len;
+    let want = 2.0 * std::f64::consts::PI * (i_pivot / (bob.mass * 9.81 * len)).sqrt();
+    let root = pinned_here(&s);
+    let mut stepper = Stepper::new(&model, StepOptions::default()).unwrap();
+    let angle = |s: &State| s.bodies[1].x.x.atan2(-s.bodies[1].x.y);
+    let mut crossings = vec![];
+    let mut prev = angle(&s);
+    for _ in 0..10_000 {
+        stepper
+            .step(&model, &mut s, &root, &NoTorque, None)
+            .unwrap();
+        let a = angle(&s);
+        if prev < 0.0 && a >= 0.0 {
+            crossings.push(s.t - h * a / (a - prev));
+        }
+        prev = a;
+    }
+    assert!(crossings.len() >= 4, "only {} crossings", crossings.len());
+    let got = (crossings[crossings.len() - 1] - crossings[0]) / (crossings.len() - 1) as f64;
+    let err = (got - want).abs() / want;
+    eprintln!(
+        "pendulum period {got:.5} s, analytic {want:.5} s, error {:.4} %",
+        100.0 * err
+    );
+    assert!(err < 0.01, "period {got} vs {want}");
+}
+
+/// A 4-link chain of 0.3 m, 1 kg rods with ball joints hanging from a pinned point,
+/// released near horizontal with out-of-plane joint rates so it moves in 3-D.
+fn swinging_chain() -> (Model, State) {
+    let (model, _) = jostle::sim::drift::horizontal_chain(4, 0.3, 1.0, JointType::Ball);
+    let joints: Vec<JointMotion> = (0..model.bodies.len())
+        .map(|b| JointMotion {
+            w: Vector3::new(0.5 * b as f64, -1.0, 0.8),
+            ..Default::default()
+        })
+        .collect();
+    let s = state_from(&model, &still_root(), &joints);
+    (model, s)
+}
+
+#[test]
+fn undamped_chain_energy_never_grows() {
+    let (model, s0) = swinging_chain();
+    for drift in [Drift::PostStabilization, Drift::None] {
+        let mut s = s0.clone();
+        let root = pinned_here(&s);
+        let opts = StepOptions {
+            drift,
+            ..Default::default()
+        };
+        let mut stepper = Stepper::new(&model, opts).unwrap();
+        let e0 = energy(&model, &s);
+        let mut e = e0;
+        let mut worst = f64::NEG_INFINITY;
+        for k in 0..10_000 {
+            stepper
+                .step(&model, &mut s, &root, &NoTorque, None)
+                .unwrap();
+            let e1 = energy(&model, &s);
+            worst = worst.max(e1 - e);
+            assert!(
+                e1 <= e + 1e-9,
+                "{}: energy grew by {:e} J at step {k}",
+                drift.label(),
+                e1 - e
+            );
+            e = e1;
+        }
+        eprintln!(
+            "{}: 10 s, E {e0:.4} → {e:.4} J, largest one-step change {worst:+.2e} J, max separation {:.2e} m",
+            drift.label(),
+            s.max_joint_separation(&model)
+        );
+        assert!(e < e0, "implicit Euler must dissipate");
+    }
+}
+
+#[test]
+fn step_satisfies_velocity_rows_and_conserves_momentum_on_random_trees() {
+    let mut rng = Rng(21);
+    for trial in 0..8 {
+        let mut model = random_model(&mut rng, 3 + 3 * trial);
+        model.gravity = Vector3::zeros();
+        let motion = random_motion(&mut rng, &model);
+        let (root, joints) = motion_at(&model, &motion, 0.0);
+        let mut kin = vec![BodyKinematics::default(); model.bodies.len()];
+        forward_kinematics(&model, &root, &joints, &mut kin);
+        let mut s = State::from_kinematics(&kin, 0.0);
+        let dense = assemble(&model, &kin);
+        let torques = SpringDamper::new(&model, 50.0, 2.0);
+        let opts = StepOptions {
+            drift: Drift::None,
+            max_angular_speed: 1e6,
+            ..Default::default()
+        };
+        let mut stepper = Stepper::new(&model, opts).unwrap();
+        let p0 = s.linear_momentum(&model);
+        stepper
+            .step(&model, &mut s, &Root::Free, &torques, None)
+            .unwrap();
+        let mut u = DVector::zeros(6 * model.bodies.len());
+        for (b, bs) in s.bodies.iter().enumerate() {
+            u.fixed_rows_mut::<6>(6 * b).copy_from(&bs.twist());
+        }
+        // J(p) u⁺ = 0 for the rows at the start of the step (dense oracle rows)
+        let resid = (&dense.j * &u).amax();
+        assert!(
+            resid < 1e-10 * (1.0 + u.amax()),
+            "trial {trial}: J u⁺ = {resid:e}"
+        );
+        // pure joint torques and constraint impulses are internal: P is unchanged
+        let dp = (s.linear_momentum(&model) - p0).norm();
+        assert!(dp < 1e-10 * (1.0 + p0.norm()), "trial {trial}: ΔP = {dp:e}");
+    }
+}
+
+#[test]
+fn pinned_root_follows_its_moving_target() {
+    let (model, mut s) = swinging_chain();
+    let (v, w) = (Vector3::new(0.3, 0.0, -0.2), Vector3::new(0.0, 0.5, 0.0));
+    let h = 1e-3;
+    let mut stepper = Stepper::new(&model, StepOptions::default()).unwrap();
+    let (x0, q0) = (s.bodies[0].x, s.bodies[0].q);
+    for k in 1..=500 {
+        let t = k as f64 * h;
+        let target = RootTarget {
+            x: x0 + v * t,
+            q: UnitQuaternion::from_scaled_axis(w * t) * q0,
+            v,
+            w,
+        };
+        stepper
+            .step(&model, &mut s, &Root::Pinned(target), &NoTorque, None)
+            .unwrap();
+        let b0 = &s.bodies[0];
+        assert!(
+            (b0.x - target.x).norm() < 1e-9,
+            "step {k}: root off its path"
+        );
+        assert!((b0.q.inverse() * target.q).angle() < 1e-9);
+        assert!((b0.v - v).norm() < 1e-9 && (b0.w - w).norm() < 1e-9);
+    }
+    assert!(s.max_joint_separation(&model) < 1e-8);
+}
+
+#[test]
+fn absurd_torque_is_an_error_naming_the_body_and_leaves_the_state_alone() {
+    let (model, mut s) = swinging_chain();
+    let root = pinned_here(&s);
+    let mut stepper = Stepper::new(&model, StepOptions::default()).unwrap();
+    for _ in 0..10 {
+        stepper
+            .step(&model, &mut s, &root, &NoTorque, None)
+            .unwrap();
+    }
+    let before = s.clone();
+    let mut ext = vec![(Vector3::zeros(), Vector3::zeros()); model.bodies.len()];
+    ext[2].1 = Vector3::new(1e12, -3e11, 5e11);
+    match stepper.step(&model, &mut s, &root, &NoTorque, Some(&ext)) {
+        Err(e @ StepError::Exploded { body, t, .. }) => {
+            eprintln!("{e}");
+            assert_eq!(body, 2);
+            assert!((t - before.t).abs() < 1e-15);
+        }
+        other => panic!("expected a blow-up error, got {other:?}"),
+    }
+    assert_eq!(s, before, "state changed by a failed step");
+    // NaN from a torque provider: named, not propagated
+    let nan_on_3 = |b: usize, _: &BodyState, _: &BodyState, _: f64| {
+        if b == 3 {
+            Vector3::new(f64::NAN, 0.0, 0.0)
+        } else {
+            Vector3::zeros()
+        }
+    };
+    match stepper.step(&model, &mut s, &root, &nan_on_3, None) {
+        Err(StepError::NonFinite { body, what, .. }) => {
+            assert_eq!((body, what), (3, "joint torque"));
+        }
+        other => panic!("expected a non-finite error, got {other:?}"),
+    }
+    assert_eq!(s, before);
+    assert!(s.bodies.iter().all(|b| b.x.iter().all(|v| v.is_finite())));
+}
+
+#[test]
+fn stiff_spring_damper_is_stable_at_large_steps() {
+    // k h² / I ≫ 1: explicit integration would explode; the linearly implicit step
+    // (gradients by central differences) stays bounded and settles.
+    let (model, mut s) = swinging_chain();
+    let root = pinned_here(&s);
+    let torques = SpringDamper::new(&model, 5e4, 50.0);
+    let opts = StepOptions {
+        h: 0.01,
+        ..Default::default()
+    };
+    let mut stepper = Stepper::new(&model, opts).unwrap();
+    let (mut w_max, e0) = (0.0f64, s.kinetic_energy(&model));
+    for _ in 0..300 {
+        stepper.step(&model, &mut s, &root, &torques, None).unwrap();
+        for b in &s.bodies {
+            w_max = w_max.max(b.w.norm());
+        }
+    }
+    let ke = s.kinetic_energy(&model);
+    eprintln!("stiff chain: max |ω| {w_max:.3} rad/s, KE {e0:.3e} → {ke:.3e} J");
+    assert!(ke < 1e-3 * e0.max(1.0), "did not settle: KE {ke}");
+}
+
+#[test]
+fn joint_errors_vanish_on_the_manifold_and_rate_matches_the_rows() {
+    use jostle::dynamics::stabilize::constraint_error;
+    use jostle::dynamics::{KktVector, joint_rows};
+    use nalgebra::Matrix6;
+    let mut rng = Rng(33);
+    for trial in 0..10 {
+        let model = random_model(&mut rng, 4 + trial);
+        let n = model.bodies.len();
+        let motion = random_motion(&mut rng, &model);
+        let (root, joints) = motion_at(&model, &motion, 0.0);
+        let s = state_from(&model, &root, &joints);
+        // forward kinematics from joint angles lies exactly on every joint's manifold
+        let mut g = KktVector::zeros(n);
+        let (lin, rot) = constraint_error(&model, &s.bodies, None, &mut g);
+        assert!(
+            lin < 1e-12 && rot < 1e-12,
+            "trial {trial}: g = ({lin:e}, {rot:e})"
+        );
+        // on the manifold (any joint angles), the rate of g along an arbitrary twist u —
+        // one that violates the rows — is J u (central difference)
+        let mut off = s.clone();
+        for b in off.bodies.iter_mut() {
+            b.v = rng.vec3(2.0);
+            b.w = rng.vec3(3.0);
+        }
+        let eps = 1e-6;
+        let moved = |sign: f64| {
+            let mut m = off.clone();
+            for b in m.bodies.iter_mut() {
+                let (v, w) = (b.v, b.w);
+                b.displace(&(v * sign * eps), &(w * sign * eps));
+            }
+            let mut g = KktVector::zeros(n);
+            constraint_error(&model, &m.bodies, None, &mut g);
+            g
+        };
+        let (gp, gm) = (moved(1.0), moved(-1.0));
+        for (b, body) in model.bodies.iter().enumerate().skip(1) {
+            let (a, joint) = (body.parent.unwrap(), body.joint.as_ref().unwrap());
+            let (mut jp, mut jc) = (Matrix6::zeros(), Matrix6::zeros());
+            let (c, _) = joint_rows(joint, &off.bodies[a].q, &off.bodies[b].q, &mut jp, &mut jc);
+            let ju = jp * off.bodies[a].twist() + jc * off.bodies[b].twist();
+            for k in 0..c {
+                let fd = (gp.rows[b][k] - gm.rows[b][k]) / (2.0 * eps);
+                assert!(
+                    (fd - ju[k]).abs() < 1e-7 * (1.0 + ju[k].abs()),
+                    "trial {trial} body {b} {:?} row {k}: dg/dt {fd} vs J u {}",
+                    joint.kind,
+                    ju[k]
+                );
+            }
+        }
+    }
+}
