@@ -255,7 +255,7 @@ fn right_jacobian(phi: &Vector3<f64>) -> Matrix3<f64> {
 /// N(ω₀) and its exact Jacobian N'(ω₀) = E I_w − h E \[I_w ω₀\]× J_r(h ω₀) − I_w, the
 /// gyroscopic part of M̃ (≈ h(\[ω\]× I_w − \[I_w ω\]×) to first order).
 #[inline]
-fn gyro_n_and_jacobian(
+pub(crate) fn gyro_n_and_jacobian(
     h: f64,
     iw: &Matrix3<f64>,
     w: &Vector3<f64>,

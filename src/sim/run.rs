@@ -367,16 +367,16 @@ impl<'c> Simulation<'c> {
                 .step(model, &mut s0, &root, &self.tracking, Some(&self.external))
                 .map_err(|e| step_error(self.character, e, t))?;
             // F(u*) − F(u₀), F(u) = A u − G ω + N(ω) (rotational rows in momentum form).
-            for b in 0..n {
-                x.body[b] = u_star[b] - s0.bodies[b].twist();
+            for (b, us) in u_star.iter().enumerate() {
+                x.body[b] = us - s0.bodies[b].twist();
                 x.rows[b] = Vector6::zeros();
             }
             self.stepper.kkt().apply(&x, &mut y);
             for (b, w) in wrenches.iter_mut().enumerate() {
                 let s = &start.bodies[b];
                 let iw = s.world_inertia(&model.bodies[b].inertia);
-                let l = iw * s.w;
-                let gj = (s.w.cross_matrix() * iw - l.cross_matrix()) * h;
+                // the same momentum-form rows as the step: N(ω) and its Jacobian at ω_k
+                let (_, gj) = crate::dynamics::step::gyro_n_and_jacobian(h, &iw, &s.w);
                 let nn = |w: &Vector3<f64>| {
                     let l = iw * w;
                     UnitQuaternion::from_scaled_axis(w * h) * l - l - gj * w
@@ -404,8 +404,8 @@ impl<'c> Simulation<'c> {
                     Some(&self.external),
                 )
                 .map_err(|e| step_error(self.character, e, t))?;
-            for b in 0..n {
-                let e = (self.state.bodies[b].twist() - u_star[b]).amax();
+            for (b, us) in u_star.iter().enumerate() {
+                let e = (self.state.bodies[b].twist() - us).amax();
                 if e > landing {
                     landing = e;
                     worst_at = t;
