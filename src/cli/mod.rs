@@ -2,6 +2,7 @@
 
 mod info;
 mod inverse;
+mod perturb;
 mod simulate;
 
 use clap::{Args, Parser, Subcommand};
@@ -30,6 +31,8 @@ enum Command {
     Inverse(inverse::InverseArgs),
     /// Simulate a clip under physics (no balls) and report how closely it tracks the mocap.
     Simulate(simulate::SimulateArgs),
+    /// Throw balls at the character: simulate, write glTF (+ BVH) and the metrics JSON.
+    Perturb(perturb::PerturbArgs),
 }
 
 /// Options shared by every command that loads a clip.
@@ -93,6 +96,7 @@ pub fn run() -> std::process::ExitCode {
         Command::Info(a) => info::run(&a),
         Command::Inverse(a) => inverse::run(&a),
         Command::Simulate(a) => simulate::run(&a),
+        Command::Perturb(a) => perturb::run(&a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -106,10 +110,15 @@ pub fn run() -> std::process::ExitCode {
 
 /// Write text atomically, naming the file in the error.
 pub fn write_output(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    write_output_bytes(path, text.as_bytes())
+}
+
+/// Write bytes atomically (creating the folder), naming the file in the error.
+pub fn write_output_bytes(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     }
-    jostle::export::write_atomic(path, text.as_bytes())
+    jostle::export::write_atomic(path, bytes)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }

@@ -41,6 +41,9 @@ pub struct SimArgs {
     /// Feedback stiffness floor, N·m/rad.
     #[arg(long, default_value_t = Gains::default().k_0)]
     pub k_0: f64,
+    /// Stiffness floor per N·m/rad of the carried subtree's gravitational stiffness m·g·l.
+    #[arg(long, default_value_t = Gains::default().k_g)]
+    pub k_g: f64,
     /// Feedback damping time constant, s (k_d = this × stiffness).
     #[arg(long, default_value_t = Gains::default().damping_time)]
     pub damping_time: f64,
@@ -63,6 +66,7 @@ impl SimArgs {
         for (name, v) in [
             ("--k-s", self.k_s),
             ("--k-0", self.k_0),
+            ("--k-g", self.k_g),
             ("--damping-time", self.damping_time),
             ("--beta", self.beta),
         ] {
@@ -77,6 +81,7 @@ impl SimArgs {
                 k_s: self.k_s,
                 k_0: self.k_0,
                 damping_time: self.damping_time,
+                k_g: self.k_g,
             },
             drift: match self.drift {
                 DriftArg::None => Drift::None,

@@ -737,6 +737,21 @@ impl Stepper {
         Ok(())
     }
 
+    /// Velocities u⁺ (per body: v, ω) found by the last [`solve`](Self::solve), before the
+    /// position update: the free velocities a contact solver starts from.
+    pub fn velocities(&self) -> &[Vector6<f64>] {
+        &self.u_new
+    }
+
+    /// Add velocity changes (contact impulse responses, computed with [`kkt`](Self::kkt))
+    /// to the solved velocities, before [`finish`](Self::finish) updates positions.
+    pub fn add_velocities(&mut self, du: &[Vector6<f64>]) {
+        for (b, d) in du.iter().enumerate().take(self.u_new.len()) {
+            self.u_new[b] += d;
+            self.u_pos[b] += d;
+        }
+    }
+
     /// Chord iterations on `K_lin u + N(ω) − Jᵀλ = rhs_lin`, reusing the factorisation.
     fn iterate_gyroscopic(&mut self, he: f64) -> Result<usize, StepError> {
         let n = self.kkt.len();

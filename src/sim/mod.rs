@@ -1,9 +1,13 @@
 //! Simulation orchestration: running a clip under physics (feedforward + feedback,
 //! recorded trajectory and errors), the drift-figure scenarios of METHOD §10, test models.
 
+pub mod balls;
 pub mod drift;
+pub mod metrics;
 pub mod models;
+pub mod random_throws;
 pub mod run;
+pub mod scenario;
 pub mod trajectory;
 
 pub use run::{Feedforward, Record, SimError, SimOptions, Simulation};

@@ -22,7 +22,10 @@ use crate::dynamics::state::{BodyState, State};
 use crate::dynamics::step::{Root, RootTarget, StepError, StepOptions, Stepper};
 use crate::motion::kinematics::{BodyKinematics, JointMotion};
 use crate::motion::reference::{JointTargets, ReferenceScratch};
-use crate::sim::{BodyPose, Trajectory};
+use crate::sim::balls::{
+    Ball, ContactOptions, ContactReport, ContactWorkspace, contact_phase, launch_balls,
+};
+use crate::sim::{BallTrack, BodyPose, Trajectory};
 use nalgebra::{UnitQuaternion, Vector3, Vector6};
 
 /// Settings of a simulation run.
@@ -70,6 +73,14 @@ pub enum SimError {
     /// Bad settings.
     #[error("invalid simulation settings: {0}")]
     Settings(String),
+    /// The contact solver failed.
+    #[error("{path}: {source}")]
+    Contact {
+        /// Clip file.
+        path: String,
+        /// Cause.
+        source: crate::sim::balls::ContactError,
+    },
 }
 
 /// Precomputed per-step feedforward and stiffness schedules.
@@ -101,6 +112,10 @@ pub struct Record {
     pub max_error_deg: Vec<(f64, usize)>,
     /// Per step: largest joint separation, m.
     pub constraint_error_m: Vec<f64>,
+    /// Per step: every ball's centre (m), `None` before launch.
+    pub balls: Vec<Vec<Option<Vector3<f64>>>>,
+    /// Per step: the contact phase's report.
+    pub contacts: Vec<ContactReport>,
 }
 
 /// The simulation of one character.
@@ -117,6 +132,11 @@ pub struct Simulation<'c> {
     pub feedforward: Feedforward,
     /// What happened so far.
     pub record: Record,
+    /// Thrown balls (their current state and hits).
+    pub balls: Vec<Ball>,
+    /// Contact settings (ground height from the clip's lowest foot point).
+    pub contact: ContactOptions,
+    contact_ws: ContactWorkspace,
     stepper: Stepper,
     tracking: Tracking,
     scratch: ReferenceScratch,
@@ -165,6 +185,7 @@ impl<'c> Simulation<'c> {
         let ff = sim.compute_feedforward()?;
         let mut sim = Self::bare(character, opts, Some(ff))?;
         sim.reset();
+        sim.contact.ground_y = Some(sim.floor_height());
         Ok(sim)
     }
 
@@ -185,12 +206,27 @@ impl<'c> Simulation<'c> {
             Some(f) => f,
             None => {
                 let table = character.inverse_dynamics(opts.step);
+                let mut kin0 = vec![BodyKinematics::default(); model.num_bodies()];
+                character
+                    .reference
+                    .sample(model, 0.0, &mut ReferenceScratch::default(), &mut kin0);
+                let grav = crate::dynamics::control::gravity_stiffness(model, &kin0);
+                let offsets = model.dof_offsets();
+                let mut floor = vec![opts.gains.k_0; model.joint_dofs()];
+                for (b, body) in model.bodies.iter().enumerate() {
+                    if let Some(j) = &body.joint {
+                        for i in 0..j.dof() {
+                            floor[offsets[b] + i] += opts.gains.k_g * grav[b];
+                        }
+                    }
+                }
                 let stiffness = table
                     .tau
                     .iter()
                     .map(|tau| {
                         tau.iter()
-                            .map(|t| opts.gains.k_s * t.abs() + opts.gains.k_0)
+                            .zip(&floor)
+                            .map(|(t, f)| opts.gains.k_s * t.abs() + f)
                             .collect()
                     })
                     .collect();
@@ -215,6 +251,9 @@ impl<'c> Simulation<'c> {
             k: 0,
             feedforward,
             record: Record::default(),
+            balls: vec![],
+            contact: ContactOptions::default(),
+            contact_ws: ContactWorkspace::default(),
             stepper,
             tracking,
             scratch: ReferenceScratch::default(),
@@ -227,8 +266,39 @@ impl<'c> Simulation<'c> {
         Ok(sim)
     }
 
-    /// Back to t = 0 on the reference, with an empty record.
+    /// The clip's floor: the lowest point the character's capsules reach in the
+    /// reference motion, m.
+    pub fn floor_height(&self) -> f64 {
+        let model = &self.character.model;
+        let mut scratch = ReferenceScratch::default();
+        let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
+        let mut lowest = f64::INFINITY;
+        let steps = (self.character.reference.duration / 0.02).ceil() as usize;
+        for k in 0..=steps {
+            self.character
+                .reference
+                .sample(model, k as f64 * 0.02, &mut scratch, &mut kin);
+            for (b, body) in model.bodies.iter().enumerate() {
+                for c in &body.capsules {
+                    for e in [c.a, c.b] {
+                        lowest = lowest.min((kin[b].x + kin[b].q * e).y - c.radius);
+                    }
+                }
+            }
+        }
+        if lowest.is_finite() { lowest } else { 0.0 }
+    }
+
+    /// Add a ball to the run (before or during it).
+    pub fn throw(&mut self, ball: Ball) {
+        self.balls.push(ball);
+    }
+
+    /// Back to t = 0 on the reference, with an empty record and balls not yet launched.
     pub fn reset(&mut self) {
+        for b in self.balls.iter_mut() {
+            *b = Ball::new(b.params, b.launch_t, b.launch_x, b.launch_v);
+        }
         let model = &self.character.model;
         self.character
             .reference
@@ -430,10 +500,11 @@ impl<'c> Simulation<'c> {
     }
 
     /// Advance one step with optional extra external wrenches (world; per body force N,
-    /// torque about the COM N·m), recording the result.
+    /// torque about the COM N·m), with ball contacts, recording the result.
     pub fn step(&mut self, extra: Option<&[(Vector3<f64>, Vector3<f64>)]>) -> Result<(), SimError> {
         let model = &self.character.model;
         let t = self.time();
+        let h = self.opts.step;
         let root = self.prepare_step();
         let psi = if self.opts.feedforward {
             self.feedforward.psi.get(self.k).cloned()
@@ -441,17 +512,43 @@ impl<'c> Simulation<'c> {
             None
         };
         self.fill_external(psi.as_deref(), extra);
+        let err = |e| step_error(self.character, e, t);
         self.stepper
-            .step(
+            .prepare(
                 model,
-                &mut self.state,
+                &self.state,
                 &root,
                 &self.tracking,
                 Some(&self.external),
             )
+            .map_err(err)?;
+        self.stepper
+            .solve(model, &self.state, &root)
+            .map_err(|e| step_error(self.character, e, t))?;
+        let mut report = ContactReport::default();
+        if !self.balls.is_empty() {
+            launch_balls(&mut self.balls, t, h, &model.gravity);
+            report = contact_phase(
+                model,
+                &self.state,
+                &mut self.stepper,
+                &mut self.balls,
+                &self.contact,
+                t,
+                h,
+                &mut self.contact_ws,
+            )
+            .map_err(|e| SimError::Contact {
+                path: self.character.path.display().to_string(),
+                source: e,
+            })?;
+        }
+        self.stepper
+            .finish(model, &mut self.state, &root)
             .map_err(|e| step_error(self.character, e, t))?;
         self.k += 1;
         self.record_state();
+        self.record.contacts.push(report);
         Ok(())
     }
 
@@ -534,10 +631,31 @@ impl<'c> Simulation<'c> {
                     .collect()
             })
             .collect();
+        let balls = self
+            .balls
+            .iter()
+            .enumerate()
+            .map(|(i, b)| BallTrack {
+                radius: b.params.radius,
+                positions: (0..frames)
+                    .map(|f| {
+                        let s = (f as f64 * dt / h).round() as usize;
+                        if s == 0 {
+                            None
+                        } else {
+                            self.record
+                                .balls
+                                .get(s - 1)
+                                .and_then(|v| v.get(i).copied().flatten())
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
         Trajectory {
             frame_time: dt,
             poses,
-            balls: vec![],
+            balls,
         }
     }
 }

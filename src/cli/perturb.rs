@@ -1,0 +1,170 @@
+//! `jostle perturb`: throw balls at a clip's character, simulate, export glTF/BVH and the
+//! metrics JSON.
+
+use super::simulate::SimArgs;
+use super::{LoadArgs, write_output, write_output_bytes};
+use clap::Args;
+use jostle::Character;
+use jostle::export::bvh::clip_with_trajectory;
+use jostle::export::gltf::glb_bytes;
+use jostle::mocap::write_bvh_string;
+use jostle::sim::Simulation;
+use jostle::sim::balls::{Ball, BallParams};
+use jostle::sim::metrics::perturb_metrics;
+use jostle::sim::random_throws::random_scenario;
+use jostle::sim::scenario::{BallSpec, Scenario};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `jostle perturb`.
+#[derive(Args, Debug)]
+pub struct PerturbArgs {
+    /// The BVH clip.
+    pub clip: PathBuf,
+    /// A ball: `t=1.2,target=right_forearm,speed=12[,from=x,y,z][,mass=0.45][,radius=0.095]`
+    /// (aimed at the target body's centre, arriving at t; launched 3 m in front of the
+    /// figure by default), or `t=…,from=x,y,z,velocity=vx,vy,vz` (launched at t).
+    /// Targets: the clip's joint names or head, chest, pelvis, left_/right_ + upper_arm,
+    /// forearm, hand, thigh, shin, foot. Repeatable.
+    #[arg(long = "ball", value_name = "SPEC")]
+    pub balls: Vec<String>,
+    /// A scenario file (TOML, `[[ball]]` tables with the same keys as --ball).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Add N random throws (deterministic for a given --seed).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub random_balls: usize,
+    /// Seed of the random throws.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output glTF binary (.glb) with the "perturbed" and "original" animations.
+    #[arg(long, value_name = "FILE.glb")]
+    pub out: PathBuf,
+    /// Also write the perturbed motion as BVH in the input's hierarchy and channel orders.
+    #[arg(long, value_name = "FILE.bvh")]
+    pub bvh: Option<PathBuf>,
+    /// Write the metrics JSON here (also printed with --json).
+    #[arg(long, value_name = "FILE.json")]
+    pub metrics: Option<PathBuf>,
+    /// Print the metrics JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub sim: SimArgs,
+    #[command(flatten)]
+    pub load: LoadArgs,
+}
+
+/// The scenario of a run: file, flags and random throws together.
+pub fn collect_scenario(a: &PerturbArgs, c: &Character) -> anyhow::Result<Scenario> {
+    let mut scenario = match &a.scenario {
+        Some(p) => Scenario::load(p)?,
+        None => Scenario::default(),
+    };
+    for f in &a.balls {
+        scenario.balls.push(BallSpec::from_flag(f)?);
+    }
+    if a.random_balls > 0 {
+        scenario
+            .balls
+            .extend(random_scenario(&c.model, c.reference.duration, a.random_balls, a.seed).balls);
+    }
+    Ok(scenario)
+}
+
+/// Run `jostle perturb`.
+pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
+    let opts = a.sim.options()?;
+    let t_load = Instant::now();
+    let c = Character::load(&a.clip, &a.load.options()?)?;
+    let scenario = collect_scenario(a, &c)?;
+    let launches = scenario.launches(&c.model, &c.reference, &c.path.display().to_string())?;
+    let t_inv = Instant::now();
+    let mut sim = Simulation::new(&c, opts)?;
+    let inverse_s = t_inv.elapsed().as_secs_f64();
+    for l in &launches {
+        sim.throw(Ball::new(
+            BallParams {
+                mass: l.mass,
+                radius: l.radius,
+                ..Default::default()
+            },
+            l.t,
+            l.origin,
+            l.velocity,
+        ));
+    }
+    let t_sim = Instant::now();
+    sim.run()?;
+    let simulate_s = t_sim.elapsed().as_secs_f64();
+    let t_exp = Instant::now();
+    let traj = sim.trajectory();
+    let extras = json!({
+        "tool": format!("jostle {}", env!("CARGO_PKG_VERSION")),
+        "clip": c.path.display().to_string(),
+        "scenario": scenario.to_toml(),
+        "step_s": opts.step,
+    });
+    let (glb, _) = glb_bytes(&c.model, &c.clip, &traj, &extras)?;
+    write_output_bytes(&a.out, &glb)?;
+    if let Some(p) = &a.bvh {
+        write_output(
+            p,
+            &write_bvh_string(&clip_with_trajectory(&c.model, &c.clip, Some(&traj))),
+        )?;
+    }
+    let export_s = t_exp.elapsed().as_secs_f64();
+    let m = perturb_metrics(&sim);
+    let mut value = serde_json::to_value(&m)?;
+    value["timing"] = json!({
+        "load_s": (t_inv - t_load).as_secs_f64(),
+        "inverse_s": inverse_s,
+        "simulate_s": simulate_s,
+        "export_s": export_s,
+        "us_per_step": simulate_s * 1e6 / m.steps.max(1) as f64,
+    });
+    value["clip"] = json!(c.path.display().to_string());
+    value["mass_kg"] = json!(c.model.total_mass());
+    value["height_m"] = json!(c.model.figure.height_m);
+    value["out"] = json!(a.out.display().to_string());
+    let text = serde_json::to_string_pretty(&value)?;
+    if let Some(p) = &a.metrics {
+        write_output(p, &text)?;
+    }
+    if a.json {
+        println!("{text}");
+    } else {
+        println!(
+            "{}: {} ball(s), {} steps of {:.5} s -> {}",
+            c.path.display(),
+            launches.len(),
+            m.steps,
+            opts.step,
+            a.out.display()
+        );
+        for (i, b) in m.balls.iter().enumerate() {
+            match (&b.body, b.first_contact_s) {
+                (Some(body), Some(t)) => println!(
+                    "  ball {}: hit {body} at {t:.3} s, impulse {:.2} N·s",
+                    i + 1,
+                    b.impulse_ns
+                ),
+                _ => println!("  ball {}: missed", i + 1),
+            }
+        }
+        println!(
+            "  peak deviation {:.1}° ({} at {:.2} s)",
+            m.peak_deviation_deg, m.peak_joint, m.peak_time_s
+        );
+        match m.recovery_time_s {
+            Some(r) => println!("  back within 2° of the mocap {r:.2} s after the last hit"),
+            None => println!("  not back within 2° of the mocap by the end of the clip"),
+        }
+        println!(
+            "  timing: inverse {inverse_s:.2} s, simulate {simulate_s:.2} s ({:.1} µs/step), export {export_s:.3} s",
+            simulate_s * 1e6 / m.steps.max(1) as f64
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,117 @@
+//! What a perturbed run did: which balls hit what, how far the character deviated from its
+//! mocap and how fast it recovered (the `perturb` metrics JSON).
+
+use super::balls::Touched;
+use super::run::Simulation;
+use serde::Serialize;
+
+/// One ball's outcome.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BallMetrics {
+    /// Launch time, s.
+    pub launch_s: f64,
+    /// Whether it touched the character.
+    pub hit: bool,
+    /// First contact with the character, s.
+    pub first_contact_s: Option<f64>,
+    /// End of the last contact with the character, s.
+    pub last_contact_s: Option<f64>,
+    /// Body it first touched.
+    pub body: Option<String>,
+    /// Magnitude of the total impulse exchanged with the character, N·s.
+    pub impulse_ns: f64,
+}
+
+/// Metrics of a run with balls.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PerturbMetrics {
+    /// Per ball.
+    pub balls: Vec<BallMetrics>,
+    /// Largest joint-angle deviation from the mocap over the run, degrees.
+    pub peak_deviation_deg: f64,
+    /// Joint (body) of the peak.
+    pub peak_joint: String,
+    /// Time of the peak, s.
+    pub peak_time_s: f64,
+    /// After the last hit, time until every joint is back within 2° of the mocap for the
+    /// rest of the clip, s; `None` (null) if it never is.
+    pub recovery_time_s: Option<f64>,
+    /// Simulation steps.
+    pub steps: usize,
+    /// Step, s.
+    pub step_s: f64,
+}
+
+/// Degrees within which a joint counts as recovered.
+pub const RECOVERED_DEG: f64 = 2.0;
+
+/// Compute the metrics of a finished (or partial) run.
+pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
+    let model = &sim.character.model;
+    let balls: Vec<BallMetrics> = sim
+        .balls
+        .iter()
+        .map(|b| {
+            let body_hits: Vec<_> = b
+                .hits
+                .iter()
+                .filter(|h| matches!(h.other, Touched::Body(_)))
+                .collect();
+            let first = body_hits.iter().min_by(|a, c| a.t.total_cmp(&c.t));
+            let impulse = body_hits
+                .iter()
+                .fold(nalgebra::Vector3::zeros(), |acc, h| acc + h.impulse);
+            BallMetrics {
+                launch_s: b.launch_t,
+                hit: first.is_some(),
+                first_contact_s: first.map(|h| h.t),
+                last_contact_s: body_hits.iter().map(|h| h.t + h.duration).reduce(f64::max),
+                body: first.and_then(|h| match h.other {
+                    Touched::Body(i) => Some(model.bodies[i].name.clone()),
+                    _ => None,
+                }),
+                impulse_ns: impulse.norm(),
+            }
+        })
+        .collect();
+    let rec = &sim.record;
+    let (k, (peak, body)) =
+        rec.max_error_deg
+            .iter()
+            .enumerate()
+            .fold(
+                (0, (0.0, 0)),
+                |acc, (k, x)| if x.0 > acc.1.0 { (k, *x) } else { acc },
+            );
+    let last_hit = balls
+        .iter()
+        .filter_map(|b| b.first_contact_s)
+        .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |x| x.max(t))));
+    let last_hit = sim
+        .balls
+        .iter()
+        .flat_map(|b| b.hits.iter())
+        .filter(|h| matches!(h.other, Touched::Body(_)))
+        .map(|h| h.t + h.duration)
+        .fold(last_hit, |a, t| Some(a.map_or(t, |x: f64| x.max(t))));
+    let recovery_time_s = last_hit.and_then(|th| {
+        let last_out = rec.max_error_deg.iter().rposition(|x| x.0 > RECOVERED_DEG);
+        match last_out {
+            None => Some(0.0),
+            Some(k) if k + 1 >= rec.times.len() => None,
+            Some(k) => Some((rec.times[k] - th).max(0.0)),
+        }
+    });
+    PerturbMetrics {
+        balls,
+        peak_deviation_deg: peak,
+        peak_joint: model
+            .bodies
+            .get(body)
+            .map_or(String::new(), |b| b.name.clone()),
+        peak_time_s: rec.times.get(k).copied().unwrap_or(0.0),
+        recovery_time_s,
+        steps: rec.times.len(),
+        step_s: sim.opts.step,
+    }
+}

@@ -1,0 +1,60 @@
+//! Random throws for batch runs: deterministic from a seed, so the same seed gives the
+//! same balls (and the same output bytes).
+
+use super::scenario::{BallSpec, DEFAULT_MASS, DEFAULT_RADIUS, Scenario};
+use crate::skeleton::{Model, Role};
+
+/// SplitMix64: a small, fast, deterministic generator (no dependency needed).
+#[derive(Clone, Debug)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    /// Next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// `n` balls aimed at random body parts (roles the model has, else any body) at random
+/// times in [0.5 s, duration − 0.8 s], 8–16 m/s, handball mass and size.
+pub fn random_scenario(model: &Model, duration: f64, n: usize, seed: u64) -> Scenario {
+    let mut rng = SplitMix64(seed);
+    let mut targets: Vec<String> = Role::ALL
+        .iter()
+        .filter(|r| model.bodies.iter().any(|b| b.role == Some(**r)))
+        .map(|r| r.name().to_string())
+        .collect();
+    if targets.is_empty() {
+        targets = model.bodies.iter().map(|b| b.name.clone()).collect();
+    }
+    let (lo, hi) = (
+        0.5_f64.min(duration * 0.3),
+        (duration - 0.8).max(duration * 0.5),
+    );
+    let balls = (0..n)
+        .map(|_| {
+            let t = rng.uniform(lo, hi.max(lo + 1e-3));
+            let target = targets[(rng.next_u64() % targets.len() as u64) as usize].clone();
+            let speed = rng.uniform(8.0, 16.0);
+            BallSpec {
+                t: (t * 1000.0).round() / 1000.0,
+                target: Some(target),
+                speed: Some((speed * 100.0).round() / 100.0),
+                from: None,
+                velocity: None,
+                mass: DEFAULT_MASS,
+                radius: DEFAULT_RADIUS,
+            }
+        })
+        .collect();
+    Scenario { balls }
+}

@@ -1,0 +1,151 @@
+//! The `jostle` binary: the README's main job, the JSON keys scripts depend on, and errors
+//! that name the problem without leaving partial output files.
+
+use std::process::Command;
+
+fn jostle() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_jostle"))
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("jostle-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("tmp");
+    d
+}
+
+#[test]
+fn perturb_writes_glb_bvh_and_metrics_with_the_documented_keys() {
+    let d = tmp("perturb");
+    let out = jostle()
+        .args([
+            "perturb",
+            "mocap/demo_walk.bvh",
+            "--ball",
+            "t=1.5,target=right_forearm,speed=12",
+        ])
+        .arg("--out")
+        .arg(d.join("o/x.glb"))
+        .arg("--bvh")
+        .arg(d.join("o/x.bvh"))
+        .arg("--metrics")
+        .arg(d.join("o/m.json"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("o/m.json")).expect("metrics"))
+            .expect("json");
+    for key in [
+        "balls",
+        "peak_deviation_deg",
+        "peak_joint",
+        "peak_time_s",
+        "recovery_time_s",
+        "steps",
+        "step_s",
+        "timing",
+    ] {
+        assert!(m.get(key).is_some(), "metrics lack `{key}`");
+    }
+    for key in ["inverse_s", "simulate_s", "export_s", "us_per_step"] {
+        assert!(m["timing"].get(key).is_some(), "timing lacks `{key}`");
+    }
+    let b = &m["balls"][0];
+    for key in ["hit", "first_contact_s", "body", "impulse_ns"] {
+        assert!(b.get(key).is_some(), "ball lacks `{key}`");
+    }
+    assert_eq!(b["hit"], true);
+    assert!(m["peak_deviation_deg"].as_f64().expect("number") > 5.0);
+    let glb = std::fs::read(d.join("o/x.glb")).expect("glb");
+    assert_eq!(&glb[0..4], b"glTF");
+    let back = jostle::mocap::load_bvh(&d.join("o/x.bvh")).expect("exported BVH parses");
+    assert_eq!(back.joints.len(), 31);
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn simulate_and_inverse_json_keys() {
+    let out = jostle()
+        .args(["simulate", "mocap/demo_wave.bvh", "--json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    for key in [
+        "steps",
+        "step_s",
+        "rms_error_deg",
+        "max_error_deg",
+        "reference_vs_mocap_rms_deg",
+        "max_constraint_error_mm",
+    ] {
+        assert!(v.get(key).is_some(), "simulate lacks `{key}`");
+    }
+    assert!(v["timing"]["us_per_step"].as_f64().is_some());
+    assert!(v["rms_error_deg"].as_f64().expect("number") < 1.0);
+    let d = tmp("inverse");
+    let out = jostle()
+        .args(["inverse", "mocap/demo_wave.bvh", "--json", "--out"])
+        .arg(d.join("t.csv"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(v["timing"]["us_per_sample"].as_f64().is_some());
+    let csv = std::fs::read_to_string(d.join("t.csv")).expect("csv");
+    assert!(
+        csv.starts_with("time_s,")
+            && csv
+                .lines()
+                .next()
+                .expect("header")
+                .contains("RightForeArm.hinge")
+    );
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn errors_name_the_problem_and_leave_no_output() {
+    let d = tmp("errors");
+    let bad = d.join("bad.bvh");
+    std::fs::write(&bad, "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 3 Xrotation Yrotation Zrotation\n}\nMOTION\nFrames: 2\nFrame Time: 0.01\n1 2 3\n1 NaN 3\n").expect("write");
+    let out = jostle()
+        .args(["perturb"])
+        .arg(&bad)
+        .arg("--out")
+        .arg(d.join("x.glb"))
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.bvh:11") && err.contains("NaN"), "{err}");
+    assert!(!d.join("x.glb").exists());
+    let out = jostle()
+        .args([
+            "perturb",
+            "mocap/demo_walk.bvh",
+            "--ball",
+            "t=1,target=tail,speed=10",
+            "--out",
+        ])
+        .arg(d.join("y.glb"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tail") && err.contains("right_forearm"),
+        "{err}"
+    );
+    assert!(!d.join("y.glb").exists());
+    std::fs::remove_dir_all(&d).ok();
+}
