@@ -156,7 +156,7 @@ impl Tracking {
                 pa.q * g
             }
             JointType::Hinge => {
-                let (ang, _) = project_to_joint(joint, &q_rel);
+                let ang = crate::motion::kinematics::joint_angles(joint, &q_rel);
                 let n = pa.q * joint.axis_parent;
                 let err = crate::motion::kinematics::wrap_angle(tg.angles[0] - ang[0]);
                 let rate = n.dot(&w_rel_world);

@@ -108,6 +108,21 @@ pub fn joint_motion_from_angles(
     }
 }
 
+/// Angles (rad) of a hinge/universal joint for the relative rotation `q_rel` (the same
+/// as [`project_to_joint`] without computing the discarded swing): the controller's hot path.
+#[inline]
+pub fn joint_angles(joint: &Joint, q_rel: &UnitQuaternion<f64>) -> [f64; 2] {
+    let d = joint.rest_rel.inverse() * q_rel;
+    match joint.kind {
+        JointType::Ball => [0.0; 2],
+        JointType::Hinge => {
+            let v = Vector3::new(d.i, d.j, d.k).dot(&joint.axis_child);
+            [2.0 * v.atan2(d.w), 0.0]
+        }
+        JointType::Universal => project_to_joint(joint, q_rel).0,
+    }
+}
+
 /// Angles (rad) of a hinge/universal joint that best reproduce the relative rotation
 /// `q_rel`, and the angle (rad) of the rotation the joint cannot represent (the
 /// discarded swing). Ball joints return no angles and zero.
