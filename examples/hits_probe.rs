@@ -1,5 +1,5 @@
 //! Development aid: run a --ball spec and list every contact episode.
-use jostle::sim::balls::{Ball, BallParams, Touched};
+use jostle::sim::balls::{Ball, Touched};
 use jostle::sim::scenario::BallSpec;
 use jostle::sim::{SimOptions, Simulation};
 use jostle::{Character, CharacterOptions};
@@ -21,16 +21,7 @@ fn main() -> anyhow::Result<()> {
             ..Default::default()
         },
     )?;
-    sim.throw(Ball::new(
-        BallParams {
-            mass: l.mass,
-            radius: l.radius,
-            ..Default::default()
-        },
-        l.t,
-        l.origin,
-        l.velocity,
-    ));
+    sim.throw(Ball::from_launch(&l));
     sim.run()?;
     for h in &sim.balls[0].hits {
         let what = match h.other {

@@ -117,16 +117,7 @@ fn throw(sim: &mut Simulation, c: &Character, spec: &str) {
         .expect("flag")
         .launch(&c.model, &c.reference)
         .expect("aims");
-    sim.throw(Ball::new(
-        BallParams {
-            mass: l.mass,
-            radius: l.radius,
-            ..Default::default()
-        },
-        l.t,
-        l.origin,
-        l.velocity,
-    ));
+    sim.throw(Ball::from_launch(&l));
 }
 
 #[test]

@@ -122,14 +122,7 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
     let rec = &sim.record;
     let steps = rec.times.len();
     let rms = (rec.rms_error_deg.iter().map(|x| x * x).sum::<f64>() / steps.max(1) as f64).sqrt();
-    let (kmax, (max, body)) =
-        rec.max_error_deg
-            .iter()
-            .enumerate()
-            .fold(
-                (0, (0.0, 0)),
-                |acc, (k, x)| if x.0 > acc.1.0 { (k, *x) } else { acc },
-            );
+    let (kmax, max, body) = rec.peak_error();
     let cons = rec.constraint_error_m.iter().cloned().fold(0.0, f64::max) * 1e3;
     let summary = json!({
         "file": c.path.display().to_string(),

@@ -31,6 +31,19 @@ pub struct InverseWorkspace {
     offsets: Vec<usize>,
 }
 
+/// Size the workspace and the output for `model` (allocates only when the model changes).
+fn prepare_buffers(model: &Model, ws: &mut InverseWorkspace, out: &mut JointTorques) {
+    let n = model.bodies.len();
+    if ws.force.len() != n {
+        ws.force = vec![Vector3::zeros(); n];
+        ws.torque = vec![Vector3::zeros(); n];
+        ws.offsets = model.dof_offsets();
+    }
+    out.tau.resize(model.joint_dofs(), 0.0);
+    out.joint_force.resize(n, Vector3::zeros());
+    out.joint_constraint_torque.resize(n, [0.0; 2]);
+}
+
 /// Net wrench (M u̇ − f) of body `b` with gravity as the only applied force:
 /// (m(a − g), Iα + ω × Iω), world frame, torque about the COM.
 #[inline]
@@ -58,14 +71,7 @@ pub fn inverse_dynamics(
     out: &mut JointTorques,
 ) {
     let n = model.bodies.len();
-    if ws.force.len() != n {
-        ws.force = vec![Vector3::zeros(); n];
-        ws.torque = vec![Vector3::zeros(); n];
-        ws.offsets = model.dof_offsets();
-    }
-    out.tau.resize(model.joint_dofs(), 0.0);
-    out.joint_force.resize(n, Vector3::zeros());
-    out.joint_constraint_torque.resize(n, [0.0; 2]);
+    prepare_buffers(model, ws, out);
     for b in 0..n {
         let (f, t) = inertial_wrench(model, b, &kin[b]);
         ws.force[b] = f;
@@ -135,14 +141,7 @@ pub fn wrench_to_joint_torques(
     out: &mut JointTorques,
 ) {
     let n = model.bodies.len();
-    if ws.force.len() != n {
-        ws.force = vec![Vector3::zeros(); n];
-        ws.torque = vec![Vector3::zeros(); n];
-        ws.offsets = model.dof_offsets();
-    }
-    out.tau.resize(model.joint_dofs(), 0.0);
-    out.joint_force.resize(n, Vector3::zeros());
-    out.joint_constraint_torque.resize(n, [0.0; 2]);
+    prepare_buffers(model, ws, out);
     for (b, w) in wrenches.iter().enumerate().take(n) {
         ws.force[b] = w.0;
         ws.torque[b] = w.1;

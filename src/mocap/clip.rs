@@ -136,9 +136,18 @@ impl Clip {
     /// Rotation = product of the rotation channels in file order, each an intrinsic
     /// rotation: `Zrotation Xrotation Yrotation` gives Rz(α)·Rx(β)·Ry(γ) (METHOD §3).
     pub fn local_transform(&self, j: usize, f: usize) -> (Vector3<f64>, UnitQuaternion<f64>) {
+        let (p, q) = self.channel_motion(j, f);
+        (self.joints[j].offset + p, q)
+    }
+
+    /// The motion carried by joint `j`'s channels in frame `f`: the sum of its position
+    /// channels (file units) and the product of its rotation channels in file order, each
+    /// an intrinsic rotation (METHOD §3). How the position combines with the OFFSET is the
+    /// caller's choice (BVH files disagree).
+    pub fn channel_motion(&self, j: usize, f: usize) -> (Vector3<f64>, UnitQuaternion<f64>) {
         let joint = &self.joints[j];
         let row = self.frame(f);
-        let mut t = joint.offset;
+        let mut t = Vector3::zeros();
         let mut q = UnitQuaternion::identity();
         for (k, ch) in joint.channels.iter().enumerate() {
             let v = row[joint.first_column + k];

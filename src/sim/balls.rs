@@ -105,6 +105,20 @@ impl Ball {
         }
     }
 
+    /// A handball-like ball (default restitution and friction) for a resolved launch.
+    pub fn from_launch(l: &crate::sim::scenario::Launch) -> Self {
+        Ball::new(
+            BallParams {
+                mass: l.mass,
+                radius: l.radius,
+                ..Default::default()
+            },
+            l.t,
+            l.origin,
+            l.velocity,
+        )
+    }
+
     fn inv_inertia(&self) -> f64 {
         1.0 / (0.4 * self.params.mass * self.params.radius * self.params.radius)
     }

@@ -75,14 +75,7 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
         })
         .collect();
     let rec = &sim.record;
-    let (k, (peak, body)) =
-        rec.max_error_deg
-            .iter()
-            .enumerate()
-            .fold(
-                (0, (0.0, 0)),
-                |acc, (k, x)| if x.0 > acc.1.0 { (k, *x) } else { acc },
-            );
+    let (k, peak, body) = rec.peak_error();
     let last_hit = balls
         .iter()
         .filter_map(|b| b.first_contact_s)

@@ -118,6 +118,19 @@ pub struct Record {
     pub contacts: Vec<ContactReport>,
 }
 
+impl Record {
+    /// The largest joint-angle error of the run: (step index, degrees, body).
+    pub fn peak_error(&self) -> (usize, f64, usize) {
+        self.max_error_deg
+            .iter()
+            .enumerate()
+            .fold(
+                (0, 0.0, 0),
+                |acc, (k, x)| if x.0 > acc.1 { (k, x.0, x.1) } else { acc },
+            )
+    }
+}
+
 /// The simulation of one character.
 pub struct Simulation<'c> {
     /// The character (model, reference).

@@ -215,25 +215,13 @@ impl<'a> ClipFrames<'a> {
     /// Local transform of joint `j` in used frame `f`: translation (metres) and rotation.
     pub fn local(&self, j: usize, f: usize) -> (Vector3<f64>, UnitQuaternion<f64>) {
         let joint = &self.clip.joints[j];
-        let row = self.clip.frame(f + self.first_frame);
+        let (p, q) = self.clip.channel_motion(j, f + self.first_frame);
         let has_pos = joint.channels.iter().any(|c| !c.is_rotation());
-        let mut t = if has_pos && self.position_convention[j] == PositionConvention::Absolute {
-            Vector3::zeros()
+        let t = if has_pos && self.position_convention[j] == PositionConvention::Absolute {
+            p
         } else {
-            joint.offset
+            joint.offset + p
         };
-        let mut q = UnitQuaternion::identity();
-        for (k, ch) in joint.channels.iter().enumerate() {
-            let v = row[joint.first_column + k];
-            if ch.is_rotation() {
-                q *= UnitQuaternion::from_axis_angle(
-                    &nalgebra::Unit::new_unchecked(ch.axis()),
-                    v.to_radians(),
-                );
-            } else {
-                t += ch.axis() * v;
-            }
-        }
         (t * self.scale, q)
     }
 
