@@ -14,6 +14,7 @@
 //! [`character::Character`] runs the first three stages for a BVH file.
 //! Units are SI throughout; the world is Y-up with gravity (0, −9.81, 0).
 
+pub mod batch;
 pub mod character;
 pub mod contact;
 pub mod dynamics;

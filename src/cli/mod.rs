@@ -1,5 +1,6 @@
 //! clap commands. Errors are reported with their full context chain, exit code 1.
 
+mod batch;
 mod info;
 mod inverse;
 mod perturb;
@@ -33,6 +34,9 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Throw balls at the character: simulate, write glTF (+ BVH) and the metrics JSON.
     Perturb(perturb::PerturbArgs),
+    /// Perturbed variations of every clip in a folder tree: parallel, resumable, shardable,
+    /// with summary.csv/json and an HTML report.
+    Batch(batch::BatchArgs),
 }
 
 /// Options shared by every command that loads a clip.
@@ -97,6 +101,7 @@ pub fn run() -> std::process::ExitCode {
         Command::Inverse(a) => inverse::run(&a),
         Command::Simulate(a) => simulate::run(&a),
         Command::Perturb(a) => perturb::run(&a),
+        Command::Batch(a) => batch::run(&a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -5,12 +5,7 @@ use super::simulate::SimArgs;
 use super::{LoadArgs, write_output, write_output_bytes};
 use clap::Args;
 use jostle::Character;
-use jostle::export::bvh::clip_with_trajectory;
-use jostle::export::gltf::glb_bytes;
-use jostle::mocap::write_bvh_string;
-use jostle::sim::Simulation;
-use jostle::sim::balls::{Ball, BallParams};
-use jostle::sim::metrics::perturb_metrics;
+use jostle::batch::job::run_variations;
 use jostle::sim::random_throws::random_scenario;
 use jostle::sim::scenario::{BallSpec, Scenario};
 use serde_json::json;
@@ -79,46 +74,26 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
     let t_load = Instant::now();
     let c = Character::load(&a.clip, &a.load.options()?)?;
     let scenario = collect_scenario(a, &c)?;
-    let launches = scenario.launches(&c.model, &c.reference, &c.path.display().to_string())?;
-    let t_inv = Instant::now();
-    let mut sim = Simulation::new(&c, opts)?;
-    let inverse_s = t_inv.elapsed().as_secs_f64();
-    for l in &launches {
-        sim.throw(Ball::new(
-            BallParams {
-                mass: l.mass,
-                radius: l.radius,
-                ..Default::default()
-            },
-            l.t,
-            l.origin,
-            l.velocity,
-        ));
+    let load_s = t_load.elapsed().as_secs_f64();
+    let label = c.path.display().to_string();
+    let (timing, mut runs) = run_variations(
+        &c,
+        opts,
+        std::slice::from_ref(&scenario),
+        &label,
+        a.bvh.is_some(),
+    )?;
+    let run = runs.pop().ok_or_else(|| anyhow::anyhow!("no run"))?;
+    write_output_bytes(&a.out, &run.glb)?;
+    if let (Some(p), Some(text)) = (&a.bvh, &run.bvh) {
+        write_output(p, text)?;
     }
-    let t_sim = Instant::now();
-    sim.run()?;
-    let simulate_s = t_sim.elapsed().as_secs_f64();
-    let t_exp = Instant::now();
-    let traj = sim.trajectory();
-    let extras = json!({
-        "tool": format!("jostle {}", env!("CARGO_PKG_VERSION")),
-        "clip": c.path.display().to_string(),
-        "scenario": scenario.to_toml(),
-        "step_s": opts.step,
-    });
-    let (glb, _) = glb_bytes(&c.model, &c.clip, &traj, &extras)?;
-    write_output_bytes(&a.out, &glb)?;
-    if let Some(p) = &a.bvh {
-        write_output(
-            p,
-            &write_bvh_string(&clip_with_trajectory(&c.model, &c.clip, Some(&traj))),
-        )?;
-    }
-    let export_s = t_exp.elapsed().as_secs_f64();
-    let m = perturb_metrics(&sim);
+    let (inverse_s, simulate_s, export_s) = (timing.inverse_s, run.simulate_s, run.export_s);
+    let launches = &scenario.balls;
+    let m = run.metrics;
     let mut value = serde_json::to_value(&m)?;
     value["timing"] = json!({
-        "load_s": (t_inv - t_load).as_secs_f64(),
+        "load_s": load_s,
         "inverse_s": inverse_s,
         "simulate_s": simulate_s,
         "export_s": export_s,

@@ -3,10 +3,10 @@
 
 use super::balls::Touched;
 use super::run::Simulation;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One ball's outcome.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct BallMetrics {
     /// Launch time, s.
     pub launch_s: f64,
@@ -23,7 +23,7 @@ pub struct BallMetrics {
 }
 
 /// Metrics of a run with balls.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct PerturbMetrics {
     /// Per ball.
     pub balls: Vec<BallMetrics>,

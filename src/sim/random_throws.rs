@@ -1,7 +1,7 @@
 //! Random throws for batch runs: deterministic from a seed, so the same seed gives the
 //! same balls (and the same output bytes).
 
-use super::scenario::{BallSpec, DEFAULT_MASS, DEFAULT_RADIUS, Scenario};
+use super::scenario::{BallSpec, DEFAULT_DISTANCE, DEFAULT_MASS, DEFAULT_RADIUS, Scenario};
 use crate::skeleton::{Model, Role};
 
 /// SplitMix64: a small, fast, deterministic generator (no dependency needed).
@@ -25,7 +25,10 @@ impl SplitMix64 {
 }
 
 /// `n` balls aimed at random body parts (roles the model has, else any body) at random
-/// times in [0.5 s, duration − 0.8 s], 8–16 m/s, handball mass and size.
+/// times in [0.5 s, duration − 0.8 s] (a shorter window on short clips), 8–16 m/s, handball
+/// mass and size. Every ball is launched after the clip starts: it arrives no earlier than
+/// its flight time from [`DEFAULT_DISTANCE`], and on a clip too short for that it is thrown
+/// faster.
 pub fn random_scenario(model: &Model, duration: f64, n: usize, seed: u64) -> Scenario {
     let mut rng = SplitMix64(seed);
     let mut targets: Vec<String> = Role::ALL
@@ -44,11 +47,22 @@ pub fn random_scenario(model: &Model, duration: f64, n: usize, seed: u64) -> Sce
         .map(|_| {
             let t = rng.uniform(lo, hi.max(lo + 1e-3));
             let target = targets[(rng.next_u64() % targets.len() as u64) as usize].clone();
-            let speed = rng.uniform(8.0, 16.0);
+            let mut speed = rng.uniform(8.0, 16.0);
+            // Leave 0.05 s between the clip's start and the launch.
+            let earliest = DEFAULT_DISTANCE / speed + 0.05;
+            let t = if t >= earliest {
+                t
+            } else if hi >= earliest {
+                earliest + (t - lo) / (hi - lo).max(1e-9) * (hi - earliest)
+            } else {
+                let t = hi.max(0.1);
+                speed = speed.max(DEFAULT_DISTANCE / (t - 0.05).max(0.05));
+                t
+            };
             BallSpec {
-                t: (t * 1000.0).round() / 1000.0,
+                t: (t * 1000.0).ceil() / 1000.0,
                 target: Some(target),
-                speed: Some((speed * 100.0).round() / 100.0),
+                speed: Some((speed * 100.0).ceil() / 100.0),
                 from: None,
                 velocity: None,
                 mass: DEFAULT_MASS,
@@ -57,4 +71,34 @@ pub fn random_scenario(model: &Model, duration: f64, n: usize, seed: u64) -> Sce
         })
         .collect();
     Scenario { balls }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skeleton::{ModelOptions, build_model};
+
+    #[test]
+    fn every_random_ball_launches_after_the_clip_starts() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/mocap/demo_walk.bvh");
+        let clip = crate::mocap::load_bvh(std::path::Path::new(path)).unwrap();
+        let model = build_model(&clip, &ModelOptions::default()).unwrap();
+        for duration in [0.3, 0.6, 0.9, 1.5, 3.0, 20.0] {
+            for seed in 0..200 {
+                for b in random_scenario(&model, duration, 3, seed).balls {
+                    let launch = b.t - DEFAULT_DISTANCE / b.speed.unwrap();
+                    assert!(
+                        launch >= 0.0,
+                        "d = {duration}, seed {seed}: launch {launch}"
+                    );
+                    assert!(b.t <= duration.max(0.1) + 1e-9, "arrives after the end");
+                }
+            }
+        }
+        // Same seed, same balls.
+        assert_eq!(
+            random_scenario(&model, 5.0, 4, 9),
+            random_scenario(&model, 5.0, 4, 9)
+        );
+    }
 }

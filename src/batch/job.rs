@@ -1,0 +1,208 @@
+//! One clip through the whole pipeline: the character's feedforward is computed once and
+//! shared by every variation (a variation = one scenario of throws), each variation is
+//! simulated and exported to bytes. Used by `jostle perturb` (one variation) and by the
+//! batch runner (N variations per clip), so both produce the same bytes for the same inputs.
+
+use crate::Character;
+use crate::export::bvh::clip_with_trajectory;
+use crate::export::gltf::{GltfError, glb_bytes};
+use crate::mocap::write_bvh_string;
+use crate::sim::balls::Ball;
+use crate::sim::metrics::{PerturbMetrics, perturb_metrics};
+use crate::sim::scenario::{Scenario, ScenarioError};
+use crate::sim::{SimError, SimOptions, Simulation};
+use serde_json::json;
+use std::time::Instant;
+
+/// Rate of the deviation series kept for plots, Hz.
+pub const DEVIATION_SERIES_HZ: f64 = 20.0;
+
+/// Why a clip's job failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// Loading the clip (parse, model, reference fit).
+    #[error(transparent)]
+    Character(#[from] crate::CharacterError),
+    /// A scenario that does not fit this clip (unknown target, bad launch).
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The simulation blew up or the contact solver failed.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// glTF export.
+    #[error("{path}: glTF export: {source}")]
+    Gltf {
+        /// The clip.
+        path: String,
+        /// Cause.
+        source: GltfError,
+    },
+}
+
+/// What one variation produced.
+#[derive(Clone, Debug)]
+pub struct VariationOutput {
+    /// The throws that were simulated.
+    pub scenario: Scenario,
+    /// The .glb bytes ("perturbed" and "original" animations).
+    pub glb: Vec<u8>,
+    /// The BVH text of the perturbed motion, when asked for.
+    pub bvh: Option<String>,
+    /// The run's metrics.
+    pub metrics: PerturbMetrics,
+    /// Largest joint deviation from the reference (degrees), max over bins of
+    /// 1/[`DEVIATION_SERIES_HZ`] s, rounded to 0.001°.
+    pub deviation_series_deg: Vec<f64>,
+    /// Wall time of the simulation, s.
+    pub simulate_s: f64,
+    /// Wall time of the export, s.
+    pub export_s: f64,
+}
+
+/// Wall times of the shared part of a job, s.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JobTiming {
+    /// Feedforward precompute (discrete-time inverse dynamics), s.
+    pub inverse_s: f64,
+}
+
+/// Simulate and export every scenario on one character. The feedforward is computed once;
+/// each variation starts from t = 0 with only its own balls, so its result does not depend
+/// on the other variations. `clip_label` goes into the glTF extras (a relative path keeps
+/// batch outputs independent of where the library sits).
+pub fn run_variations(
+    character: &Character,
+    opts: SimOptions,
+    scenarios: &[Scenario],
+    clip_label: &str,
+    want_bvh: bool,
+) -> Result<(JobTiming, Vec<VariationOutput>), JobError> {
+    let path = character.path.display().to_string();
+    // Resolve every throw first: a bad target fails before the feedforward precompute.
+    let launches = scenarios
+        .iter()
+        .map(|s| s.launches(&character.model, &character.reference, &path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let t_inv = Instant::now();
+    let mut sim = Simulation::new(character, opts)?;
+    let timing = JobTiming {
+        inverse_s: t_inv.elapsed().as_secs_f64(),
+    };
+    let mut outputs = Vec::with_capacity(scenarios.len());
+    for (scenario, launches) in scenarios.iter().zip(&launches) {
+        sim.balls.clear();
+        sim.reset();
+        for l in launches {
+            sim.throw(Ball::from_launch(l));
+        }
+        let t_sim = Instant::now();
+        sim.run()?;
+        let simulate_s = t_sim.elapsed().as_secs_f64();
+        let t_exp = Instant::now();
+        let traj = sim.trajectory();
+        let extras = json!({
+            "tool": format!("jostle {}", env!("CARGO_PKG_VERSION")),
+            "clip": clip_label,
+            "scenario": scenario.to_toml(),
+            "step_s": opts.step,
+        });
+        let (glb, _) =
+            glb_bytes(&character.model, &character.clip, &traj, &extras).map_err(|source| {
+                JobError::Gltf {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+        let bvh = want_bvh.then(|| {
+            write_bvh_string(&clip_with_trajectory(
+                &character.model,
+                &character.clip,
+                Some(&traj),
+            ))
+        });
+        let export_s = t_exp.elapsed().as_secs_f64();
+        outputs.push(VariationOutput {
+            scenario: scenario.clone(),
+            glb,
+            bvh,
+            metrics: perturb_metrics(&sim),
+            deviation_series_deg: deviation_series(&sim),
+            simulate_s,
+            export_s,
+        });
+    }
+    Ok((timing, outputs))
+}
+
+/// The run's per-step largest joint deviation, reduced to the max over
+/// 1/[`DEVIATION_SERIES_HZ`] s bins (what a plot needs, a few kB per minute of clip).
+fn deviation_series(sim: &Simulation) -> Vec<f64> {
+    let rec = &sim.record;
+    let bin = 1.0 / DEVIATION_SERIES_HZ;
+    let mut out: Vec<f64> = vec![];
+    for (t, (deg, _)) in rec.times.iter().zip(&rec.max_error_deg) {
+        let i = ((t - 1e-9) / bin).floor().max(0.0) as usize;
+        if out.len() <= i {
+            out.resize(i + 1, 0.0);
+        }
+        out[i] = out[i].max(*deg);
+    }
+    out.iter().map(|x| (x * 1000.0).round() / 1000.0).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::scenario::BallSpec;
+
+    fn demo() -> Character {
+        let p = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/mocap/demo_walk.bvh"));
+        Character::load(p, &Default::default()).expect("demo clip loads")
+    }
+
+    #[test]
+    fn variations_do_not_depend_on_each_other() {
+        let c = demo();
+        let a = Scenario {
+            balls: vec![BallSpec::from_flag("t=1.0,target=left_forearm,speed=14").unwrap()],
+        };
+        let b = Scenario {
+            balls: vec![BallSpec::from_flag("t=1.5,target=right_forearm,speed=12").unwrap()],
+        };
+        let opts = SimOptions::default();
+        let (_, both) = run_variations(&c, opts, &[a, b.clone()], "demo", true).unwrap();
+        let (_, alone) = run_variations(&c, opts, &[b], "demo", true).unwrap();
+        assert!(both[0].metrics.balls[0].hit && both[1].metrics.balls[0].hit);
+        assert_eq!(
+            both[1].glb, alone[0].glb,
+            "second variation differs from a fresh run"
+        );
+        assert_eq!(both[1].bvh, alone[0].bvh);
+        assert_eq!(both[1].metrics, alone[0].metrics);
+        assert_ne!(both[0].glb, both[1].glb);
+    }
+
+    #[test]
+    fn deviation_series_is_binned_max() {
+        let c = demo();
+        let b = Scenario {
+            balls: vec![BallSpec::from_flag("t=1.5,target=right_forearm,speed=12").unwrap()],
+        };
+        let (_, out) = run_variations(&c, SimOptions::default(), &[b], "demo", false).unwrap();
+        let v = &out[0];
+        let expected_bins = (c.reference.duration * DEVIATION_SERIES_HZ).ceil() as usize;
+        assert!(v.deviation_series_deg.len().abs_diff(expected_bins) <= 1);
+        let peak = v.deviation_series_deg.iter().cloned().fold(0.0, f64::max);
+        assert!((peak - v.metrics.peak_deviation_deg).abs() < 1e-3);
+        // The peak bin lies at the peak time.
+        let i = v
+            .deviation_series_deg
+            .iter()
+            .position(|&x| x == peak)
+            .unwrap();
+        let bin = 1.0 / DEVIATION_SERIES_HZ;
+        assert!(
+            (i as f64 * bin - 1e-9..=(i + 1) as f64 * bin + 1e-9).contains(&v.metrics.peak_time_s)
+        );
+    }
+}

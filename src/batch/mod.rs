@@ -1,0 +1,452 @@
+//! Library runs (`jostle batch`): every `.bvh` under a folder, N perturbed variations per
+//! clip, in parallel (rayon), resumable, shardable across machines, summarised.
+//!
+//! Layout of the output folder (mirrors the library):
+//! ```text
+//! OUT/<relative path without .bvh>/v01.glb, v01.bvh, …, metrics.json, job.json
+//! OUT/summary.json, summary.csv, report.html          (a whole run or a merge)
+//! OUT/summary.shard-I-of-N.json                       (a shard)
+//! ```
+//! `job.json` is written last: it records the input's SHA-256, the options' fingerprint and
+//! the outputs, and marks the clip as done. Every file is written atomically, so a killed
+//! batch leaves complete files only (the temporaries of writes in progress are deleted on
+//! SIGINT/SIGTERM by the CLI, and stale ones at the next start). The outputs (`.glb`,
+//! `.bvh`, `metrics.json`) hold no timings and no absolute paths: the same inputs, options
+//! and seed give the same bytes, whatever the thread count or shard.
+
+pub mod files;
+pub mod job;
+pub mod report;
+pub mod summary;
+
+use crate::Character;
+use crate::character::CharacterOptions;
+use crate::export::write_atomic;
+use crate::sim::SimOptions;
+use crate::sim::random_throws::random_scenario;
+use crate::sim::scenario::Scenario;
+use files::{ClipFile, Shard, clip_out_dir, sha256_hex, shard_of, variation_file};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use summary::{ClipRow, ClipStatus, ClipTiming, Summary};
+
+/// Default number of random balls per variation.
+pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
+
+/// Settings of a batch run.
+#[derive(Clone, Debug)]
+pub struct BatchOptions {
+    /// Library folder (searched recursively for `.bvh`).
+    pub library: PathBuf,
+    /// Output folder.
+    pub out: PathBuf,
+    /// Variations per clip (random throws); ignored with a scenario.
+    pub variations: usize,
+    /// Random balls per variation.
+    pub balls_per_variation: usize,
+    /// Seed of the random throws (mixed with the clip's path and the variation index).
+    pub seed: u64,
+    /// One scenario for every clip (one variation each), with its file's text.
+    pub scenario: Option<(Scenario, String)>,
+    /// Simulation settings.
+    pub sim: SimOptions,
+    /// Loading settings.
+    pub load: CharacterOptions,
+    /// Also write BVH files.
+    pub write_bvh: bool,
+    /// Redo clips whose outputs are up to date.
+    pub force: bool,
+    /// Process only this shard.
+    pub shard: Option<Shard>,
+    /// Worker threads (`None`: one per core).
+    pub jobs: Option<usize>,
+}
+
+impl BatchOptions {
+    /// The options that shape the outputs, as JSON (stored in the summary).
+    pub fn describe(&self) -> serde_json::Value {
+        json!({
+            "variations": if self.scenario.is_some() { 1 } else { self.variations },
+            "balls_per_variation": self.balls_per_variation,
+            "seed": self.seed,
+            "scenario": self.scenario.as_ref().map(|s| s.1.clone()),
+            "bvh": self.write_bvh,
+            "sim": format!("{:?}", self.sim),
+            "load": format!("{:?}", self.load),
+        })
+    }
+
+    /// SHA-256 of everything that changes a clip's outputs (options and tool version).
+    pub fn fingerprint(&self) -> String {
+        sha256_hex(
+            format!(
+                "jostle {}\n{}",
+                env!("CARGO_PKG_VERSION"),
+                serde_json::to_string(&self.describe()).unwrap_or_default()
+            )
+            .as_bytes(),
+        )
+    }
+
+    /// The scenarios of one clip: the given scenario, or `variations` random ones seeded
+    /// from (seed, clip path, variation index).
+    fn scenarios(&self, c: &Character, rel: &str) -> Vec<Scenario> {
+        match &self.scenario {
+            Some((s, _)) => vec![s.clone()],
+            None => (0..self.variations)
+                .map(|v| {
+                    let seed = variation_seed(self.seed, rel, v);
+                    random_scenario(
+                        &c.model,
+                        c.reference.duration,
+                        self.balls_per_variation,
+                        seed,
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The seed of a clip's variation: independent of the other clips, of sharding and of the
+/// order of processing.
+pub fn variation_seed(seed: u64, rel: &str, variation: usize) -> u64 {
+    let h = sha256_hex(format!("{seed}/{rel}/{variation}").as_bytes());
+    u64::from_str_radix(&h[..16], 16).unwrap_or(seed)
+}
+
+/// The completion marker beside a clip's outputs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct JobMarker {
+    input_sha256: String,
+    options_sha256: String,
+    outputs: Vec<String>,
+    timing: ClipTiming,
+}
+
+/// The per-clip metrics file (deterministic: no timings, no absolute paths).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ClipMetrics {
+    /// Path relative to the library.
+    pub clip: String,
+    /// SHA-256 of the input file.
+    pub input_sha256: String,
+    /// Frames used.
+    pub frames: usize,
+    /// Duration, s.
+    pub duration_s: f64,
+    /// Model mass, kg.
+    pub mass_kg: f64,
+    /// Model height, m.
+    pub height_m: f64,
+    /// Per variation.
+    pub variations: Vec<VariationMetrics>,
+}
+
+/// One variation in `metrics.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VariationMetrics {
+    /// Output files (names in the clip's folder).
+    pub glb: String,
+    /// BVH output, if written.
+    pub bvh: Option<String>,
+    /// The throws, in `--ball` syntax.
+    pub balls: Vec<String>,
+    /// The run's metrics (`perturb`'s keys).
+    pub metrics: crate::sim::metrics::PerturbMetrics,
+    /// Largest joint deviation per 1/20 s, degrees.
+    pub deviation_deg_20hz: Vec<f64>,
+}
+
+/// Read a clip's `metrics.json` (for the report).
+pub fn read_clip_metrics(out: &Path, rel: &str) -> Option<ClipMetrics> {
+    let p = clip_out_dir(out, rel).join("metrics.json");
+    serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()
+}
+
+fn row_from_metrics(m: &ClipMetrics, status: ClipStatus, timing: ClipTiming) -> ClipRow {
+    let runs = &m.variations;
+    let peak = runs
+        .iter()
+        .max_by(|a, b| {
+            a.metrics
+                .peak_deviation_deg
+                .total_cmp(&b.metrics.peak_deviation_deg)
+        })
+        .map(|v| &v.metrics);
+    let hit = |v: &&VariationMetrics| v.metrics.balls.iter().any(|b| b.hit);
+    ClipRow {
+        path: m.clip.clone(),
+        status,
+        reason: None,
+        frames: Some(m.frames),
+        duration_s: Some(m.duration_s),
+        mass_kg: Some(m.mass_kg),
+        height_m: Some(m.height_m),
+        variations: runs.len(),
+        balls: runs.iter().map(|v| v.metrics.balls.len()).sum(),
+        hits: runs
+            .iter()
+            .map(|v| v.metrics.balls.iter().filter(|b| b.hit).count())
+            .sum(),
+        peak_deviation_deg: peak.map(|p| p.peak_deviation_deg),
+        peak_joint: peak.map(|p| p.peak_joint.clone()),
+        recovery_times_s: runs.iter().map(|v| v.metrics.recovery_time_s).collect(),
+        not_recovered: runs
+            .iter()
+            .filter(hit)
+            .filter(|v| v.metrics.recovery_time_s.is_none())
+            .count(),
+        simulated_s: runs
+            .iter()
+            .map(|v| v.metrics.steps as f64 * v.metrics.step_s)
+            .fold(0.0, |a, b| a + b),
+        timing,
+    }
+}
+
+/// An earlier run's row if its outputs are complete and match this input and these options.
+fn up_to_date(dir: &Path, rel: &str, input_sha: &str, options_sha: &str) -> Option<ClipRow> {
+    let marker: JobMarker =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("job.json")).ok()?).ok()?;
+    if marker.input_sha256 != input_sha
+        || marker.options_sha256 != options_sha
+        || !marker.outputs.iter().all(|o| dir.join(o).is_file())
+    {
+        return None;
+    }
+    let m: ClipMetrics =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("metrics.json")).ok()?).ok()?;
+    (m.clip == rel).then(|| row_from_metrics(&m, ClipStatus::Skipped, marker.timing))
+}
+
+/// Process one clip (never panics: a panic inside the pipeline becomes a failed row).
+pub fn process_clip(clip: &ClipFile, opts: &BatchOptions, options_sha: &str) -> ClipRow {
+    let t0 = Instant::now();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        process_clip_inner(clip, opts, options_sha, t0)
+    }));
+    match result {
+        Ok(Ok(row)) => row,
+        Ok(Err(reason)) => ClipRow::failed(&clip.rel, reason),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown".into());
+            ClipRow::failed(
+                &clip.rel,
+                format!(
+                    "{}: internal error (panic: {what}); please report it with this file",
+                    clip.path.display()
+                ),
+            )
+        }
+    }
+}
+
+fn process_clip_inner(
+    clip: &ClipFile,
+    opts: &BatchOptions,
+    options_sha: &str,
+    t0: Instant,
+) -> Result<ClipRow, String> {
+    let bytes = std::fs::read(&clip.path).map_err(|e| format!("{}: {e}", clip.path.display()))?;
+    let input_sha = sha256_hex(&bytes);
+    drop(bytes);
+    let dir = clip_out_dir(&opts.out, &clip.rel);
+    if !opts.force
+        && let Some(row) = up_to_date(&dir, &clip.rel, &input_sha, options_sha)
+    {
+        return Ok(row);
+    }
+    let c = Character::load(&clip.path, &opts.load).map_err(|e| e.to_string())?;
+    let load_s = t0.elapsed().as_secs_f64();
+    let scenarios = opts.scenarios(&c, &clip.rel);
+    let (jt, runs) = job::run_variations(&c, opts.sim, &scenarios, &clip.rel, opts.write_bvh)
+        .map_err(|e| e.to_string())?;
+    // Outputs of an earlier, different run must not survive beside the new ones.
+    let _ = std::fs::remove_file(dir.join("job.json"));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let write = |name: &str, data: &[u8]| {
+        let p = dir.join(name);
+        write_atomic(&p, data).map_err(|e| format!("cannot write {}: {e}", p.display()))
+    };
+    let mut outputs = vec![];
+    let mut variations = vec![];
+    for (v, run) in runs.iter().enumerate() {
+        let glb = variation_file(v, "glb");
+        write(&glb, &run.glb)?;
+        outputs.push(glb.clone());
+        let bvh = match &run.bvh {
+            Some(text) => {
+                let name = variation_file(v, "bvh");
+                write(&name, text.as_bytes())?;
+                outputs.push(name.clone());
+                Some(name)
+            }
+            None => None,
+        };
+        variations.push(VariationMetrics {
+            glb,
+            bvh,
+            balls: run.scenario.balls.iter().map(|b| b.to_flag()).collect(),
+            metrics: run.metrics.clone(),
+            deviation_deg_20hz: run.deviation_series_deg.clone(),
+        });
+    }
+    let metrics = ClipMetrics {
+        clip: clip.rel.clone(),
+        input_sha256: input_sha.clone(),
+        frames: c.clip.num_frames(),
+        duration_s: c.reference.duration,
+        mass_kg: c.model.total_mass(),
+        height_m: c.model.figure.height_m,
+        variations,
+    };
+    let text = serde_json::to_string_pretty(&metrics).map_err(|e| e.to_string())? + "\n";
+    write("metrics.json", text.as_bytes())?;
+    outputs.push("metrics.json".into());
+    let timing = ClipTiming {
+        load_s,
+        inverse_s: jt.inverse_s,
+        simulate_s: runs.iter().map(|r| r.simulate_s).fold(0.0, |a, b| a + b),
+        export_s: runs.iter().map(|r| r.export_s).fold(0.0, |a, b| a + b),
+        total_s: t0.elapsed().as_secs_f64(),
+    };
+    let marker = JobMarker {
+        input_sha256: input_sha,
+        options_sha256: options_sha.to_string(),
+        outputs,
+        timing,
+    };
+    let text = serde_json::to_string_pretty(&marker).map_err(|e| e.to_string())? + "\n";
+    write("job.json", text.as_bytes())?;
+    Ok(row_from_metrics(&metrics, ClipStatus::Ok, timing))
+}
+
+/// Why a batch could not run at all (a clip's failure is a row, not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// The library folder.
+    #[error("library {path}: {source}")]
+    Library {
+        /// Folder.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// Bad settings.
+    #[error("{0}")]
+    Settings(String),
+}
+
+/// The clips this run handles (its shard of the library), sorted by path.
+pub fn clips_of_run(opts: &BatchOptions) -> Result<Vec<ClipFile>, BatchError> {
+    if !opts.library.is_dir() {
+        return Err(BatchError::Library {
+            path: opts.library.display().to_string(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not a folder (give the folder that holds the .bvh files)",
+            ),
+        });
+    }
+    let all = files::discover_clips(&opts.library, Some(&opts.out)).map_err(|source| {
+        BatchError::Library {
+            path: opts.library.display().to_string(),
+            source,
+        }
+    })?;
+    Ok(match opts.shard {
+        Some(s) => all
+            .into_iter()
+            .filter(|c| shard_of(&c.rel, s.count) == s.index)
+            .collect(),
+        None => all,
+    })
+}
+
+/// Run the batch over `clips`; `on_done` is called (from worker threads) as each clip
+/// finishes. Returns the summary (rows sorted by path).
+pub fn run_batch(
+    opts: &BatchOptions,
+    clips: &[ClipFile],
+    on_done: &(dyn Fn(&ClipRow) + Sync),
+) -> Result<Summary, BatchError> {
+    if opts.scenario.is_none() && opts.variations == 0 {
+        return Err(BatchError::Settings(
+            "--variations must be at least 1".into(),
+        ));
+    }
+    let t0 = Instant::now();
+    files::remove_stale_temporaries(&opts.out);
+    let options_sha = opts.fingerprint();
+    // Largest first: the long clips start early, so the tail of the run stays busy.
+    let mut order: Vec<&ClipFile> = clips.iter().collect();
+    order.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.rel.cmp(&b.rel)));
+    let work = || -> Vec<ClipRow> {
+        // par_bridge hands the clips out in this order, one at a time.
+        order
+            .into_iter()
+            .par_bridge()
+            .map(|c| {
+                let row = process_clip(c, opts, &options_sha);
+                on_done(&row);
+                row
+            })
+            .collect()
+    };
+    let mut rows = match opts.jobs {
+        Some(j) => rayon::ThreadPoolBuilder::new()
+            .num_threads(j.max(1))
+            .build()
+            .map_err(|e| BatchError::Settings(format!("cannot start {j} threads: {e}")))?
+            .install(work),
+        None => work(),
+    };
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut summary = Summary {
+        tool: format!("jostle {}", env!("CARGO_PKG_VERSION")),
+        library: opts.library.display().to_string(),
+        shard: opts.shard.map(|s| s.to_string()),
+        options: opts.describe(),
+        options_sha256: options_sha,
+        clips: rows,
+        totals: Default::default(),
+    };
+    summary.compute_totals(t0.elapsed().as_secs_f64());
+    Ok(summary)
+}
+
+/// Write `summary.json`, `summary.csv` and `report.html` (a whole run or a merge), or the
+/// shard's `summary.shard-I-of-N.json`. Returns the files written.
+pub fn write_summary(out: &Path, summary: &Summary) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out)?;
+    let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)? + "\n";
+    if let Some(shard) = summary
+        .shard
+        .as_deref()
+        .and_then(|s| s.parse::<Shard>().ok())
+    {
+        let p = out.join(summary::shard_summary_name(shard.index, shard.count));
+        write_atomic(&p, json.as_bytes())?;
+        return Ok(vec![p]);
+    }
+    let files = [
+        ("summary.json", json),
+        ("summary.csv", summary.to_csv()),
+        ("report.html", report::report_html(out, summary)),
+    ];
+    let mut written = vec![];
+    for (name, text) in files {
+        let p = out.join(name);
+        write_atomic(&p, text.as_bytes())?;
+        written.push(p);
+    }
+    Ok(written)
+}

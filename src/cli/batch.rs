@@ -1,0 +1,203 @@
+//! `jostle batch`: perturbed variations of every clip of a library, in parallel, resumable,
+//! shardable, with a summary and an HTML report.
+
+use super::LoadArgs;
+use super::simulate::SimArgs;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use jostle::batch::files::Shard;
+use jostle::batch::summary::{ClipRow, ClipStatus, Summary, merge_shards};
+use jostle::batch::{BatchOptions, DEFAULT_BALLS_PER_VARIATION, clips_of_run, run_batch};
+use jostle::sim::scenario::Scenario;
+use std::path::PathBuf;
+
+/// Arguments of `jostle batch`.
+#[derive(Args, Debug)]
+#[command(after_long_help = "\
+Outputs mirror the library: OUT/<path without .bvh>/v01.glb (+ v01.bvh), metrics.json and
+job.json per clip; OUT/summary.json, summary.csv and report.html for the run.
+
+A clip whose job.json matches its input's SHA-256 and the options is skipped (use --force to
+redo it), so an interrupted batch resumes where it stopped; killing it leaves no partial
+file. One bad clip is reported (status failed, with the reason) and the rest go on; the exit
+code is 1 if any clip failed.
+
+On a cluster, run `jostle batch LIB --out OUT --shard I/N` for I = 0..N-1 (e.g. a Slurm array
+with I = $SLURM_ARRAY_TASK_ID) and then `jostle batch --merge OUT`.")]
+pub struct BatchArgs {
+    /// Folder of BVH clips (searched recursively for *.bvh).
+    #[arg(required_unless_present = "merge")]
+    pub library: Option<PathBuf>,
+    /// Output folder.
+    #[arg(long, value_name = "DIR", required_unless_present = "merge")]
+    pub out: Option<PathBuf>,
+    /// Perturbed variations per clip, each with its own random throws.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub variations: usize,
+    /// Random balls per variation.
+    #[arg(long = "balls", value_name = "N", default_value_t = DEFAULT_BALLS_PER_VARIATION)]
+    pub balls_per_variation: usize,
+    /// Seed of the random throws (each clip and variation derives its own from it).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// One scenario file for every clip instead of random throws (one variation each).
+    #[arg(long, value_name = "FILE.toml")]
+    pub scenario: Option<PathBuf>,
+    /// Also write each variation as BVH.
+    #[arg(long)]
+    pub bvh: bool,
+    /// Redo clips whose outputs are already up to date.
+    #[arg(long)]
+    pub force: bool,
+    /// Process only shard I of N (0-based), chosen by a hash of each clip's relative path.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+    /// Join the shard summaries in this output folder into summary.json/csv and report.html.
+    #[arg(long, value_name = "OUT_DIR", conflicts_with_all = ["library", "out", "shard"])]
+    pub merge: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// No progress bar and no per-clip lines (errors and the final line only).
+    #[arg(short, long, conflicts_with = "json_lines")]
+    pub quiet: bool,
+    /// One JSON object per finished clip on stdout (the summary row), for scripts.
+    #[arg(long)]
+    pub json_lines: bool,
+    #[command(flatten)]
+    pub sim: SimArgs,
+    #[command(flatten)]
+    pub load: LoadArgs,
+}
+
+fn clip_line(r: &ClipRow) -> String {
+    match r.status {
+        ClipStatus::Failed => format!("failed  {}: {}", r.path, r.reason.as_deref().unwrap_or("?")),
+        s => format!(
+            "{:<7} {}  {:.1} s clip, peak {:.1}° ({}), {}/{} hits, {:.1} s",
+            s.as_str(),
+            r.path,
+            r.duration_s.unwrap_or(0.0),
+            r.peak_deviation_deg.unwrap_or(0.0),
+            r.peak_joint.as_deref().unwrap_or("-"),
+            r.hits,
+            r.balls,
+            r.timing.total_s
+        ),
+    }
+}
+
+fn finish(summary: &Summary, written: &[PathBuf]) -> anyhow::Result<()> {
+    let t = &summary.totals;
+    eprintln!(
+        "{} clips: {} ok, {} skipped, {} failed; {:.1} simulated s in {:.1} s ({:.0} clips/min, {:.1} sim s per wall s)",
+        t.clips,
+        t.ok,
+        t.skipped,
+        t.failed,
+        t.simulated_s,
+        t.wall_s,
+        t.clips_per_min,
+        t.sim_s_per_wall_s
+    );
+    for p in written {
+        eprintln!("wrote {}", p.display());
+    }
+    if t.failed > 0 {
+        anyhow::bail!(
+            "{} of {} clips failed (reasons in {})",
+            t.failed,
+            t.clips,
+            written
+                .first()
+                .map_or("the summary".into(), |p| p.display().to_string())
+        );
+    }
+    Ok(())
+}
+
+/// Run `jostle batch`.
+pub fn run(a: &BatchArgs) -> anyhow::Result<()> {
+    if let Some(out) = &a.merge {
+        let summary = merge_shards(out)?;
+        let written = jostle::batch::write_summary(out, &summary)
+            .map_err(|e| anyhow::anyhow!("cannot write the summary in {}: {e}", out.display()))?;
+        return finish(&summary, &written);
+    }
+    let (Some(library), Some(out)) = (&a.library, &a.out) else {
+        anyhow::bail!("give the library folder and --out DIR (or --merge OUT_DIR)");
+    };
+    let scenario = match &a.scenario {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            Some((Scenario::from_toml(&text, &p.display().to_string())?, text))
+        }
+        None => None,
+    };
+    anyhow::ensure!(
+        a.scenario.is_some() || a.variations >= 1,
+        "--variations must be at least 1"
+    );
+    let opts = BatchOptions {
+        library: library.clone(),
+        out: out.clone(),
+        variations: a.variations,
+        balls_per_variation: a.balls_per_variation,
+        seed: a.seed,
+        scenario,
+        sim: a.sim.options()?,
+        load: a.load.options()?,
+        write_bvh: a.bvh,
+        force: a.force,
+        shard: a.shard,
+        jobs: a.jobs,
+    };
+    let clips = clips_of_run(&opts)?;
+    if clips.is_empty() {
+        eprintln!(
+            "no .bvh files in {}{}",
+            library.display(),
+            a.shard.map_or(String::new(), |s| format!(" for shard {s}"))
+        );
+    }
+    // Ctrl-C / SIGTERM: delete the temporaries of writes in progress and stop new ones,
+    // so the output folder holds complete files only; the next run resumes.
+    ctrlc::set_handler(|| {
+        let _hold = jostle::export::remove_pending_temporaries();
+        eprintln!("\ninterrupted: finished clips are kept; run the same command to resume");
+        std::process::exit(130);
+    })
+    .map_err(|e| anyhow::anyhow!("cannot install the interrupt handler: {e}"))?;
+    let bar = if a.quiet || a.json_lines {
+        ProgressBar::hidden()
+    } else {
+        let b =
+            ProgressBar::with_draw_target(Some(clips.len() as u64), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} clips (eta {eta})",
+            )
+            .map_err(|e| anyhow::anyhow!("progress bar: {e}"))?,
+        );
+        b
+    };
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let on_done = |r: &ClipRow| {
+        if a.json_lines {
+            if let Ok(line) = serde_json::to_string(r) {
+                bar.suspend(|| println!("{line}"));
+            }
+        } else if !a.quiet {
+            bar.suspend(|| println!("{}", clip_line(r)));
+        } else if r.status == ClipStatus::Failed {
+            eprintln!("{}", clip_line(r));
+        }
+        bar.inc(1);
+    };
+    let summary = run_batch(&opts, &clips, &on_done)?;
+    bar.finish_and_clear();
+    let written = jostle::batch::write_summary(out, &summary)
+        .map_err(|e| anyhow::anyhow!("cannot write the summary in {}: {e}", out.display()))?;
+    finish(&summary, &written)
+}

@@ -1,0 +1,432 @@
+//! `jostle batch` over the shared real clips plus broken files: outputs, summary rows,
+//! exit code, resume, shards + merge, determinism, interruption.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn jostle() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_jostle"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("jostle-batch-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("tmp");
+    d
+}
+
+/// The shared clips (linked, never copied) under `good/`, and three broken files.
+fn library(root: &Path) -> (Vec<String>, Vec<String>) {
+    let good_dir = root.join("good");
+    let bad_dir = root.join("broken");
+    std::fs::create_dir_all(&good_dir).unwrap();
+    std::fs::create_dir_all(&bad_dir).unwrap();
+    let mut good = vec![];
+    let mut names: Vec<PathBuf> = std::fs::read_dir(common::shared_dir())
+        .expect("../shared/mocap")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bvh"))
+        .collect();
+    names.sort();
+    for p in names {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        std::os::unix::fs::symlink(p.canonicalize().unwrap(), good_dir.join(&name)).unwrap();
+        good.push(format!("good/{name}"));
+    }
+    assert!(good.len() >= 20, "expected the 20 shared clips");
+    let demo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/mocap/demo_walk.bvh"))
+        .unwrap();
+    std::fs::write(bad_dir.join("truncated.bvh"), &demo[..demo.len() / 2]).unwrap();
+    let motion = demo.find("MOTION").unwrap();
+    let frame = demo[motion..].find("Frame Time").unwrap() + motion;
+    let line_end = demo[frame..].find('\n').unwrap() + frame + 1;
+    let mut nan = demo.clone();
+    let first_value_end = nan[line_end..].find(' ').unwrap() + line_end;
+    nan.replace_range(line_end..first_value_end, "NaN");
+    std::fs::write(bad_dir.join("nan.bvh"), nan).unwrap();
+    std::fs::write(bad_dir.join("empty.bvh"), "").unwrap();
+    let bad = ["broken/empty.bvh", "broken/nan.bvh", "broken/truncated.bvh"]
+        .map(String::from)
+        .to_vec();
+    (good, bad)
+}
+
+fn run(args: &[&str], lib: &Path, out: &Path) -> Output {
+    jostle()
+        .arg("batch")
+        .arg(lib)
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn summary(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("summary")).expect("json")
+}
+
+fn rows(s: &Value) -> Vec<Value> {
+    s["clips"].as_array().expect("clips").clone()
+}
+
+/// The rows without wall times and status (what must agree between runs).
+fn comparable(s: &Value) -> Vec<Value> {
+    rows(s)
+        .into_iter()
+        .map(|mut r| {
+            r.as_object_mut().unwrap().remove("timing");
+            r
+        })
+        .collect()
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn batch_over_the_shared_library() {
+    let root = tmp("lib");
+    let lib = root.join("library");
+    let (good, bad) = library(&lib);
+    let out = root.join("out");
+
+    // 1. Whole run: good clips ok with outputs, broken ones failed with a reason, exit 1.
+    let first = run(&["-q", "--seed", "7"], &lib, &out);
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(
+        first.status.code(),
+        Some(1),
+        "exit code with failures: {err}"
+    );
+    assert!(err.contains("3 of 23 clips failed"), "{err}");
+    let s1 = summary(&out.join("summary.json"));
+    let r1 = rows(&s1);
+    let paths: Vec<&str> = r1.iter().map(|r| r["path"].as_str().unwrap()).collect();
+    let mut expected: Vec<&str> = good.iter().chain(&bad).map(|s| s.as_str()).collect();
+    expected.sort();
+    assert_eq!(paths, expected, "one row per clip, sorted");
+    for r in &r1 {
+        let path = r["path"].as_str().unwrap();
+        let dir = out.join(path.trim_end_matches(".bvh"));
+        if bad.iter().any(|b| b == path) {
+            assert_eq!(r["status"], "failed", "{path}");
+            let reason = r["reason"].as_str().unwrap();
+            let file = Path::new(path).file_name().unwrap().to_str().unwrap();
+            assert!(reason.contains(file), "reason names the file: {reason}");
+            assert!(
+                !dir.exists(),
+                "no outputs for a failed clip: {}",
+                dir.display()
+            );
+        } else {
+            assert_eq!(r["status"], "ok", "{path}: {}", r["reason"]);
+            assert!(r["reason"].is_null());
+            for f in ["v01.glb", "metrics.json", "job.json"] {
+                assert!(dir.join(f).is_file(), "{path}: {f}");
+            }
+            let glb = std::fs::read(dir.join("v01.glb")).unwrap();
+            assert_eq!(&glb[..4], b"glTF");
+            let m: Value =
+                serde_json::from_slice(&std::fs::read(dir.join("metrics.json")).unwrap()).unwrap();
+            assert_eq!(m["clip"], path);
+            assert_eq!(m["variations"][0]["balls"].as_array().unwrap().len(), 2);
+            assert!(r["mass_kg"].as_f64().unwrap() > 40.0);
+            assert!(r["height_m"].as_f64().unwrap() > 1.3);
+            assert!(r["peak_deviation_deg"].as_f64().unwrap() >= 0.0);
+        }
+    }
+    let reason_of = |name: &str| {
+        r1.iter().find(|r| r["path"] == name).unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(reason_of("broken/nan.bvh").contains(":"), "line number");
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 23);
+    assert_eq!(csv.lines().filter(|l| l.contains(",failed,")).count(), 3);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("<polyline") && html.contains("<rect"));
+    assert!(html.contains("broken/nan.bvh") && !html.contains("<script"));
+    assert_eq!(s1["totals"]["ok"], 20);
+    assert_eq!(s1["totals"]["failed"], 3);
+    assert!(
+        files_under(&out)
+            .iter()
+            .all(|p| !jostle::export::is_temporary(p)),
+        "temporary files left"
+    );
+
+    // 2. Second run: every good clip skipped (nothing recomputed), JSON lines for scripts.
+    let second = run(&["--json-lines", "--seed", "7"], &lib, &out);
+    assert_eq!(second.status.code(), Some(1));
+    let lines: Vec<Value> = String::from_utf8_lossy(&second.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 23);
+    let s2 = summary(&out.join("summary.json"));
+    for r in rows(&s2) {
+        let want = if bad.iter().any(|b| b == r["path"].as_str().unwrap()) {
+            "failed"
+        } else {
+            "skipped"
+        };
+        assert_eq!(r["status"], want, "{}", r["path"]);
+    }
+    assert_eq!(s2["totals"]["skipped"], 20);
+    // Skipped rows carry the same results as the run that made the outputs.
+    let strip_status = |v: Vec<Value>| -> Vec<Value> {
+        v.into_iter()
+            .map(|mut r| {
+                r.as_object_mut().unwrap().remove("status");
+                r
+            })
+            .collect()
+    };
+    assert_eq!(strip_status(comparable(&s1)), strip_status(comparable(&s2)));
+
+    // 3. Shards 0/2 and 1/2 cover the library exactly once and merge to the same summary;
+    //    their outputs are byte-identical to the single run's (same seed, other threads).
+    let sharded = root.join("sharded");
+    let mut seen = BTreeSet::new();
+    for i in 0..2 {
+        let o = run(
+            &["-q", "--seed", "7", "-j", "1", "--shard", &format!("{i}/2")],
+            &lib,
+            &sharded,
+        );
+        assert!(o.status.code().is_some());
+        let s = summary(&sharded.join(format!("summary.shard-{i}-of-2.json")));
+        for r in rows(&s) {
+            assert!(
+                seen.insert(r["path"].as_str().unwrap().to_string()),
+                "twice: {}",
+                r["path"]
+            );
+        }
+        assert!(!rows(&s).is_empty(), "shard {i} is empty");
+    }
+    assert_eq!(seen.len(), 23, "the shards cover every clip");
+    assert!(!sharded.join("summary.json").exists());
+    let merged = jostle()
+        .args(["batch", "--merge"])
+        .arg(&sharded)
+        .output()
+        .unwrap();
+    assert_eq!(
+        merged.status.code(),
+        Some(1),
+        "failed clips make the merge exit 1"
+    );
+    let sm = summary(&sharded.join("summary.json"));
+    assert_eq!(comparable(&s1), comparable(&sm), "merge == one run");
+    assert_eq!(sm["options_sha256"], s1["options_sha256"]);
+    assert!(sharded.join("report.html").is_file() && sharded.join("summary.csv").is_file());
+    for g in &good {
+        let a = out.join(g.trim_end_matches(".bvh"));
+        let b = sharded.join(g.trim_end_matches(".bvh"));
+        for f in ["v01.glb", "metrics.json"] {
+            assert!(
+                std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(),
+                "{g}/{f} differs between runs with the same seed"
+            );
+        }
+    }
+
+    // 4. Another seed gives other throws (and so other bytes).
+    let other = root.join("other");
+    let one = &good[0];
+    let lib1 = root.join("lib1");
+    std::fs::create_dir_all(&lib1).unwrap();
+    std::os::unix::fs::symlink(lib.join(one).canonicalize().unwrap(), lib1.join("a.bvh")).unwrap();
+    assert!(run(&["-q", "--seed", "8"], &lib1, &other).status.success());
+    let m7: Value = serde_json::from_slice(
+        &std::fs::read(out.join(one.trim_end_matches(".bvh")).join("metrics.json")).unwrap(),
+    )
+    .unwrap();
+    let m8: Value =
+        serde_json::from_slice(&std::fs::read(other.join("a/metrics.json")).unwrap()).unwrap();
+    assert_ne!(m7["variations"][0]["balls"], m8["variations"][0]["balls"]);
+
+    // 5. Changed options invalidate the outputs: --variations 2 recomputes that clip.
+    let again = run(
+        &["-q", "--seed", "8", "--variations", "2", "--bvh"],
+        &lib1,
+        &other,
+    );
+    assert!(again.status.success());
+    let s = summary(&other.join("summary.json"));
+    assert_eq!(rows(&s)[0]["status"], "ok");
+    assert_eq!(rows(&s)[0]["variations"], 2);
+    for f in ["v01.glb", "v02.glb", "v01.bvh", "v02.bvh"] {
+        assert!(other.join("a").join(f).is_file(), "{f}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn scenario_for_every_clip_and_bad_arguments() {
+    let root = tmp("scenario");
+    let lib = root.join("lib");
+    std::fs::create_dir_all(lib.join("sub")).unwrap();
+    for (name, dst) in [
+        ("cmu_walk_dme_example.bvh", "sub/cmu.bvh"),
+        ("xia_neutral_01_000_walk.bvh", "xia.bvh"),
+    ] {
+        std::os::unix::fs::symlink(
+            common::shared_dir().join(name).canonicalize().unwrap(),
+            lib.join(dst),
+        )
+        .unwrap();
+    }
+    let scenario = root.join("s.toml");
+    std::fs::write(
+        &scenario,
+        "[[ball]]\nt = 1.2\ntarget = \"right_forearm\"\nspeed = 12\n",
+    )
+    .unwrap();
+    let out = root.join("out");
+    let o = jostle()
+        .arg("batch")
+        .arg(&lib)
+        .arg("--out")
+        .arg(&out)
+        .arg("--scenario")
+        .arg(&scenario)
+        .args(["-q", "--bvh"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for d in ["sub/cmu", "xia"] {
+        let m: Value =
+            serde_json::from_slice(&std::fs::read(out.join(d).join("metrics.json")).unwrap())
+                .unwrap();
+        let v = &m["variations"][0];
+        assert_eq!(v["balls"].as_array().unwrap().len(), 1);
+        assert!(
+            v["balls"][0]
+                .as_str()
+                .unwrap()
+                .contains("target=right_forearm")
+        );
+        assert_eq!(v["metrics"]["balls"][0]["hit"], true, "{d}");
+        assert!(out.join(d).join("v01.bvh").is_file());
+    }
+    // Bad arguments are errors that say what to do.
+    let bad_shard = jostle()
+        .arg("batch")
+        .arg(&lib)
+        .arg("--out")
+        .arg(&out)
+        .args(["--shard", "2/2"])
+        .output()
+        .unwrap();
+    assert!(!bad_shard.status.success());
+    assert!(String::from_utf8_lossy(&bad_shard.stderr).contains("I/N"));
+    let missing = jostle()
+        .args(["batch", "/nonexistent/library", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/library"));
+    let no_shards = jostle()
+        .args(["batch", "--merge"])
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(!no_shards.status.success());
+    assert!(String::from_utf8_lossy(&no_shards.stderr).contains("--shard"));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn interrupted_batch_leaves_complete_files_and_resumes() {
+    let root = tmp("kill");
+    let lib = root.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    for name in [
+        "bandai1_dance_short_normal_001_LONG.bvh",
+        "xia_angry_13_000_run.bvh",
+    ] {
+        std::os::unix::fs::symlink(
+            common::shared_dir().join(name).canonicalize().unwrap(),
+            lib.join(name),
+        )
+        .unwrap();
+    }
+    let out = root.join("out");
+    // A stale temporary from a run killed with SIGKILL is cleaned at the next start.
+    std::fs::create_dir_all(out.join("x")).unwrap();
+    std::fs::write(out.join("x/.v01.glb.tmp-99999"), b"partial").unwrap();
+    let mut child = jostle()
+        .arg("batch")
+        .arg(&lib)
+        .arg("--out")
+        .arg(&out)
+        .args(["-q", "-j", "2"])
+        .spawn()
+        .unwrap();
+    // Wait until the short clip is done, then interrupt while the long one is running.
+    let marker = out.join("xia_angry_13_000_run/job.json");
+    let t0 = std::time::Instant::now();
+    while !marker.exists() && t0.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(marker.exists(), "short clip never finished");
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exit code after SIGTERM");
+    let files = files_under(&out);
+    assert!(
+        files.iter().all(|p| !jostle::export::is_temporary(p)),
+        "temporaries left: {files:?}"
+    );
+    assert!(
+        !out.join("summary.json").exists(),
+        "no summary of an interrupted run"
+    );
+    assert!(
+        !out.join("bandai1_dance_short_normal_001_LONG/job.json")
+            .exists(),
+        "the long clip was not finished"
+    );
+    // Resume: the finished clip is skipped, the other one done.
+    let o = jostle()
+        .arg("batch")
+        .arg(&lib)
+        .arg("--out")
+        .arg(&out)
+        .args(["--json-lines"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = summary(&out.join("summary.json"));
+    let status_of =
+        |p: &str| rows(&s).into_iter().find(|r| r["path"] == p).unwrap()["status"].clone();
+    assert_eq!(status_of("xia_angry_13_000_run.bvh"), "skipped");
+    assert_eq!(status_of("bandai1_dance_short_normal_001_LONG.bvh"), "ok");
+    let _ = std::fs::remove_dir_all(&root);
+}
