@@ -56,15 +56,21 @@ pub struct PerturbArgs {
     pub load: LoadArgs,
 }
 
-/// The scenario of a run: file, flags and random throws together.
-pub fn collect_scenario(a: &PerturbArgs, c: &Character) -> anyhow::Result<Scenario> {
-    let mut scenario = match &a.scenario {
+/// The throws of a scenario file (if any) followed by those of `--ball` flags.
+pub fn scenario_from(file: Option<&std::path::Path>, flags: &[String]) -> anyhow::Result<Scenario> {
+    let mut scenario = match file {
         Some(p) => Scenario::load(p)?,
         None => Scenario::default(),
     };
-    for f in &a.balls {
+    for f in flags {
         scenario.balls.push(BallSpec::from_flag(f)?);
     }
+    Ok(scenario)
+}
+
+/// The scenario of a run: file, flags and random throws together.
+pub fn collect_scenario(a: &PerturbArgs, c: &Character) -> anyhow::Result<Scenario> {
+    let mut scenario = scenario_from(a.scenario.as_deref(), &a.balls)?;
     if a.random_balls > 0 {
         scenario
             .balls

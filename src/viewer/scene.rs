@@ -1,0 +1,284 @@
+//! The kiss3d scene: the simulated character (shaded capsules), its mocap ghost, the
+//! ground with its grid, the balls and their contact flashes, the light, and the orbit
+//! camera that follows the pelvis.
+
+use super::convert::{quat_to_glam, to_glam};
+use crate::sim::BodyPose;
+use crate::sim::balls::Ball;
+use crate::skeleton::Model;
+use kiss3d::prelude::*;
+use nalgebra::{UnitQuaternion, Vector3};
+
+/// Colour of the simulated character's capsules (a steel blue).
+pub const FIGURE_COLOR: Color = Color::new(0.30, 0.50, 0.85, 1.0);
+/// Colour of the mocap ghost (white, mostly transparent).
+pub const GHOST_COLOR: Color = Color::new(0.95, 0.95, 0.95, 0.22);
+/// Colour of the balls (orange: no other object in the scene has it).
+pub const BALL_COLOR: Color = Color::new(1.0, 0.45, 0.0, 1.0);
+/// Colour of a contact flash.
+pub const FLASH_COLOR: Color = Color::new(1.0, 0.95, 0.3, 1.0);
+/// Background (a dark neutral grey).
+pub const BACKGROUND: Color = Color::new(0.13, 0.13, 0.15, 1.0);
+/// How long a contact flash stays visible after the hit, s.
+pub const FLASH_DURATION_S: f64 = 0.15;
+/// Half the side of the ground square and its grid, m.
+const GROUND_HALF_SIZE: f32 = 10.0;
+/// Grid spacing, m.
+const GRID_SPACING: f32 = 0.5;
+
+/// One capsule of one body, placed relative to the body's COM frame.
+struct CapsuleNode {
+    body: usize,
+    /// Capsule centre, m, body frame.
+    centre: Vector3<f64>,
+    /// Rotation taking the mesh's Y axis onto the capsule axis, body frame.
+    axis: UnitQuaternion<f64>,
+    node: SceneNode3d,
+}
+
+/// Capsules of every body of a model under one group node.
+struct Figure {
+    group: SceneNode3d,
+    capsules: Vec<CapsuleNode>,
+}
+
+impl Figure {
+    fn new(scene: &mut SceneNode3d, model: &Model, color: Color, casts_shadows: bool) -> Self {
+        let mut group = scene.add_group();
+        let mut capsules = vec![];
+        for (b, body) in model.bodies.iter().enumerate() {
+            for c in &body.capsules {
+                let d = c.b - c.a;
+                let len = d.norm();
+                let axis = if len > 1e-9 {
+                    UnitQuaternion::rotation_between(&Vector3::y(), &d).unwrap_or_else(|| {
+                        UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI)
+                    })
+                } else {
+                    UnitQuaternion::identity()
+                };
+                let mut node = group.add_capsule_with_subdiv(c.radius as f32, len as f32, 20, 8);
+                node.set_color(color);
+                node.set_casts_shadows(casts_shadows);
+                capsules.push(CapsuleNode {
+                    body: b,
+                    centre: (c.a + c.b) * 0.5,
+                    axis,
+                    node,
+                });
+            }
+        }
+        Figure { group, capsules }
+    }
+
+    fn pose(&mut self, poses: &[BodyPose]) {
+        for c in &mut self.capsules {
+            let Some(p) = poses.get(c.body) else { continue };
+            c.node.set_position(to_glam(&(p.x + p.q * c.centre)));
+            c.node.set_rotation(quat_to_glam(&(p.q * c.axis)));
+        }
+    }
+}
+
+/// One ball's sphere and its contact flash.
+struct BallNode {
+    sphere: SceneNode3d,
+    flash: SceneNode3d,
+}
+
+/// What one displayed frame shows.
+pub struct FrameView<'a> {
+    /// Simulated body poses.
+    pub poses: &'a [BodyPose],
+    /// Reference (mocap) body poses, for the ghost.
+    pub ghost: &'a [BodyPose],
+    /// Ball centres (m), `None` before launch; one per ball.
+    pub balls: &'a [Option<Vector3<f64>>],
+    /// The simulation's balls (radius, hit times), one per entry of `balls` or more.
+    pub ball_state: &'a [Ball],
+    /// Time shown, s.
+    pub time: f64,
+}
+
+/// The viewer's scene graph.
+pub struct ViewerScene {
+    /// Root of everything drawn.
+    pub root: SceneNode3d,
+    figure: Figure,
+    ghost: Figure,
+    balls: Vec<BallNode>,
+    /// Ground height, m.
+    pub ground_y: f64,
+    ghost_visible: bool,
+}
+
+impl ViewerScene {
+    /// Build the scene for a model; `ground_y` is the floor height (m).
+    pub fn new(model: &Model, ground_y: f64) -> Self {
+        let mut root = SceneNode3d::empty();
+        root.add_light(Light::directional(Vec3::new(-0.4, -1.0, -0.3)).with_intensity(2.5));
+        let mut ground = root.add_cube(2.0 * GROUND_HALF_SIZE, 0.02, 2.0 * GROUND_HALF_SIZE);
+        ground.set_color(Color::new(0.42, 0.42, 0.40, 1.0));
+        ground.set_position(Vec3::new(0.0, ground_y as f32 - 0.011, 0.0));
+        let figure = Figure::new(&mut root, model, FIGURE_COLOR, true);
+        let ghost = Figure::new(&mut root, model, GHOST_COLOR, false);
+        ViewerScene {
+            root,
+            figure,
+            ghost,
+            balls: vec![],
+            ground_y,
+            ghost_visible: true,
+        }
+    }
+
+    /// Show or hide the mocap ghost.
+    pub fn set_ghost_visible(&mut self, visible: bool) {
+        self.ghost_visible = visible;
+        self.ghost.group.set_visible(visible);
+    }
+
+    /// Is the ghost shown?
+    pub fn ghost_visible(&self) -> bool {
+        self.ghost_visible
+    }
+
+    /// Move every node to the frame's poses.
+    pub fn update(&mut self, frame: &FrameView) {
+        self.figure.pose(frame.poses);
+        if self.ghost_visible {
+            self.ghost.pose(frame.ghost);
+        }
+        while self.balls.len() < frame.balls.len() {
+            let i = self.balls.len();
+            let r = frame.ball_state.get(i).map_or(0.095, |b| b.params.radius) as f32;
+            let mut sphere = self.root.add_sphere_with_subdiv(r, 24, 16);
+            sphere.set_color(BALL_COLOR);
+            let mut flash = self.root.add_sphere_with_subdiv(r, 12, 8);
+            flash.set_color(FLASH_COLOR);
+            flash.set_emissive(FLASH_COLOR);
+            flash.set_casts_shadows(false);
+            flash.set_visible(false);
+            self.balls.push(BallNode { sphere, flash });
+        }
+        for (i, node) in self.balls.iter_mut().enumerate() {
+            let x = frame.balls.get(i).copied().flatten();
+            node.sphere.set_visible(x.is_some());
+            let Some(x) = x else {
+                node.flash.set_visible(false);
+                continue;
+            };
+            node.sphere.set_position(to_glam(&x));
+            // a flash grows and fades over FLASH_DURATION_S after each hit on the figure
+            let since = frame
+                .ball_state
+                .get(i)
+                .and_then(|b| {
+                    b.hits
+                        .iter()
+                        .filter(|h| h.t <= frame.time)
+                        .map(|h| frame.time - h.t)
+                        .reduce(f64::min)
+                })
+                .filter(|s| *s < FLASH_DURATION_S);
+            node.flash.set_visible(since.is_some());
+            if let Some(s) = since {
+                let grow = 1.3 + 1.5 * (s / FLASH_DURATION_S) as f32;
+                node.flash.set_position(to_glam(&x));
+                node.flash.set_local_scale(grow, grow, grow);
+                let mut c = FLASH_COLOR;
+                c.a = 0.6 * (1.0 - (s / FLASH_DURATION_S) as f32);
+                node.flash.set_color(c);
+            }
+        }
+    }
+
+    /// Draw the ground grid (immediate-mode lines, once per frame) around `centre` (m).
+    pub fn draw_grid(&self, window: &mut Window, centre: &Vector3<f64>) {
+        let y = self.ground_y as f32 + 0.002;
+        let snap = |v: f64| ((v as f32) / GRID_SPACING).round() * GRID_SPACING;
+        let (cx, cz) = (snap(centre.x), snap(centre.z));
+        let n = (GROUND_HALF_SIZE / GRID_SPACING) as i32;
+        let color = Color::new(0.62, 0.62, 0.60, 1.0);
+        let h = GROUND_HALF_SIZE;
+        for i in -n..=n {
+            let o = i as f32 * GRID_SPACING;
+            window.draw_line(
+                Vec3::new(cx + o, y, cz - h),
+                Vec3::new(cx + o, y, cz + h),
+                color,
+                1.5,
+                false,
+            );
+            window.draw_line(
+                Vec3::new(cx - h, y, cz + o),
+                Vec3::new(cx + h, y, cz + o),
+                color,
+                1.5,
+                false,
+            );
+        }
+    }
+}
+
+/// An orbit camera whose focus follows the pelvis smoothly.
+pub struct FollowCamera {
+    /// The kiss3d camera (rotate: left drag, zoom: wheel, pan: middle drag).
+    pub camera: OrbitCamera3d,
+    /// Smoothed focus, m.
+    focus: Vector3<f64>,
+    /// Time constant of the smoothing, s.
+    pub smoothing_s: f64,
+}
+
+impl FollowCamera {
+    /// A camera looking at `focus` (m) from `distance` m away, from the side the figure
+    /// faces (`facing`, horizontal unit vector) turned by 35° and a little from above.
+    pub fn new(focus: Vector3<f64>, facing: Vector3<f64>, distance: f64) -> Self {
+        let (eye, focus) = Self::framing(focus, facing, distance);
+        let mut camera = OrbitCamera3d::new(to_glam(&eye), to_glam(&focus));
+        // right click throws, so panning moves to the middle button; Shift+left throws,
+        // so rotating takes the left button without modifiers
+        camera.rebind_drag_button(Some(MouseButton::Button3));
+        camera.set_rotate_modifiers(Some(Modifiers::empty()));
+        camera.rebind_reset_key(None);
+        FollowCamera {
+            camera,
+            focus,
+            smoothing_s: 0.3,
+        }
+    }
+
+    fn framing(
+        focus: Vector3<f64>,
+        facing: Vector3<f64>,
+        distance: f64,
+    ) -> (Vector3<f64>, Vector3<f64>) {
+        let dir = UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 35f64.to_radians()) * facing;
+        let eye = focus + dir * distance + Vector3::new(0.0, 0.35 * distance, 0.0);
+        (eye, focus)
+    }
+
+    /// Look at `focus` (m) again from the front-side view [`FollowCamera::new`] uses.
+    pub fn reframe(&mut self, focus: Vector3<f64>, facing: Vector3<f64>, distance: f64) {
+        let (eye, focus) = Self::framing(focus, facing, distance);
+        self.camera.look_at(to_glam(&eye), to_glam(&focus));
+        self.focus = focus;
+    }
+
+    /// Move the focus toward `target` (m) over `dt` s (exponential smoothing).
+    pub fn follow(&mut self, target: &Vector3<f64>, dt: f64) {
+        let a = if self.smoothing_s > 0.0 {
+            1.0 - (-dt.max(0.0) / self.smoothing_s).exp()
+        } else {
+            1.0
+        };
+        self.focus += (target - self.focus) * a;
+        self.camera.set_at(to_glam(&self.focus));
+    }
+
+    /// Eye position, m.
+    pub fn eye(&self) -> Vector3<f64> {
+        super::convert::from_glam(self.camera.eye())
+    }
+}
