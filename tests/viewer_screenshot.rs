@@ -123,6 +123,9 @@ fn screenshot_shows_the_character_and_a_ball_in_flight() {
     // the ball: orange pixels that the frame without the throw does not have
     let orange = count(&with_ball, 0, 0, w, h, is_orange);
     let orange_plain = count(&without, 0, 0, w, h, is_orange);
+    eprintln!(
+        "figure-blue at the centre {centre}/{area}, in the image {blue_total}; orange {orange} (without the ball {orange_plain})"
+    );
     assert!(orange >= 40, "ball not visible: {orange} orange pixels");
     assert!(
         orange_plain <= 5,
