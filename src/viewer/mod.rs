@@ -52,6 +52,8 @@ pub struct ViewerOptions {
     pub speed: f64,
     /// Draw the HUD text.
     pub hud: bool,
+    /// Cast shadows (costs about a third of a software-rendered frame).
+    pub shadows: bool,
     /// Where `S` saves the session's throws.
     pub scenario_path: PathBuf,
 }
@@ -66,6 +68,7 @@ impl Default for ViewerOptions {
             ghost: true,
             speed: 1.0,
             hud: true,
+            shadows: true,
             scenario_path: PathBuf::from("session.scenario.toml"),
         }
     }
@@ -267,6 +270,7 @@ pub fn run_window(playback: Playback, opts: &ViewerOptions) -> Result<(), Viewer
         guarded(|| kiss3d::pollster::block_on(Window::new_with_setup("jostle", w, h, setup)))?;
     window.set_background_color(scene::BACKGROUND);
     window.set_ambient(0.35);
+    window.set_shadows_enabled(opts.shadows);
     let mut app = App::new(playback, opts);
     let hud = hud::Hud::default();
     let mut help = false;

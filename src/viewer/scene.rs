@@ -11,8 +11,12 @@ use nalgebra::{UnitQuaternion, Vector3};
 
 /// Colour of the simulated character's capsules (a steel blue).
 pub const FIGURE_COLOR: Color = Color::new(0.30, 0.50, 0.85, 1.0);
-/// Colour of the mocap ghost (white, mostly transparent).
-pub const GHOST_COLOR: Color = Color::new(0.95, 0.95, 0.95, 0.22);
+/// Colour of the mocap ghost: a pale, slim, opaque copy of the figure (transparency
+/// goes through kiss3d's order-independent pass, which halves the frame rate of
+/// software rendering).
+pub const GHOST_COLOR: Color = Color::new(0.93, 0.93, 0.88, 1.0);
+/// Radius of the ghost's capsules relative to the figure's.
+const GHOST_RADIUS_SCALE: f64 = 0.45;
 /// Colour of the balls (orange: no other object in the scene has it).
 pub const BALL_COLOR: Color = Color::new(1.0, 0.45, 0.0, 1.0);
 /// Colour of a contact flash.
@@ -43,7 +47,13 @@ struct Figure {
 }
 
 impl Figure {
-    fn new(scene: &mut SceneNode3d, model: &Model, color: Color, casts_shadows: bool) -> Self {
+    fn new(
+        scene: &mut SceneNode3d,
+        model: &Model,
+        color: Color,
+        radius_scale: f64,
+        casts_shadows: bool,
+    ) -> Self {
         let mut group = scene.add_group();
         let mut capsules = vec![];
         for (b, body) in model.bodies.iter().enumerate() {
@@ -57,7 +67,12 @@ impl Figure {
                 } else {
                     UnitQuaternion::identity()
                 };
-                let mut node = group.add_capsule_with_subdiv(c.radius as f32, len as f32, 20, 8);
+                let mut node = group.add_capsule_with_subdiv(
+                    (c.radius * radius_scale) as f32,
+                    len as f32,
+                    20,
+                    8,
+                );
                 node.set_color(color);
                 node.set_casts_shadows(casts_shadows);
                 capsules.push(CapsuleNode {
@@ -120,8 +135,8 @@ impl ViewerScene {
         let mut ground = root.add_cube(2.0 * GROUND_HALF_SIZE, 0.02, 2.0 * GROUND_HALF_SIZE);
         ground.set_color(Color::new(0.42, 0.42, 0.40, 1.0));
         ground.set_position(Vec3::new(0.0, ground_y as f32 - 0.011, 0.0));
-        let figure = Figure::new(&mut root, model, FIGURE_COLOR, true);
-        let ghost = Figure::new(&mut root, model, GHOST_COLOR, false);
+        let figure = Figure::new(&mut root, model, FIGURE_COLOR, 1.0, true);
+        let ghost = Figure::new(&mut root, model, GHOST_COLOR, GHOST_RADIUS_SCALE, false);
         ViewerScene {
             root,
             figure,
