@@ -6,28 +6,26 @@
 //! prints a notice and passes, unless `JOSTLE_REQUIRE_VIEWER=1` (set by `.ci/run`).
 #![cfg(feature = "viewer")]
 
+mod common;
+
+use common::{shared_dir, temp_dir};
 use image::RgbImage;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-const CLIP: &str = "../shared/mocap/cmu_walk_bvhmatlab.bvh";
+const CLIP: &str = "cmu_walk_bvhmatlab.bvh";
 const AT: &str = "1.2";
 /// Arrives at the chest 0.1 s after the frame: launched 3 m in front at 12 m/s, so at
 /// 1.2 s it is ~1.2 m in front of the figure.
 const BALL: &str = "t=1.3,target=chest,speed=12";
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("jostle-view-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("tmp");
-    d
-}
-
 /// Render; `None` when there is no renderer on this machine (and that is allowed).
 fn render(out: &Path, ball: Option<&str>) -> Option<RgbImage> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jostle"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["view", CLIP, "--no-hud", "--size", "640x480", "--at", AT])
+        .arg("view")
+        .arg(shared_dir().join(CLIP))
+        .args(["--no-hud", "--size", "640x480", "--at", AT])
         .arg("--screenshot")
         .arg(out);
     if let Some(b) = ball {
@@ -76,7 +74,7 @@ fn count(
 
 #[test]
 fn screenshot_shows_the_character_and_a_ball_in_flight() {
-    let d = tmp("shot");
+    let d = temp_dir("view-shot");
     let Some(with_ball) = render(&d.join("ball.png"), Some(BALL)) else {
         return;
     };
@@ -148,10 +146,12 @@ fn screenshot_shows_the_character_and_a_ball_in_flight() {
 
 #[test]
 fn a_bad_ball_spec_is_a_clear_error_before_rendering() {
-    let d = tmp("bad");
+    let d = temp_dir("view-bad");
     let out = Command::new(env!("CARGO_BIN_EXE_jostle"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["view", CLIP, "--at", "1", "--ball", "t=1,target=tail"])
+        .arg("view")
+        .arg(shared_dir().join(CLIP))
+        .args(["--at", "1", "--ball", "t=1,target=tail"])
         .arg("--screenshot")
         .arg(d.join("x.png"))
         .output()

@@ -250,7 +250,7 @@ impl<'c> Playback<'c> {
                 break;
             }
             done += 1;
-            if self.sim.k % self.snapshot_every == 0 {
+            if self.sim.k.is_multiple_of(self.snapshot_every) {
                 self.snapshots.push(self.sim.snapshot());
             }
         }
