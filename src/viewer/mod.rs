@@ -271,12 +271,15 @@ pub fn run_window(playback: Playback, opts: &ViewerOptions) -> Result<(), Viewer
     window.set_background_color(scene::BACKGROUND);
     window.set_ambient(0.35);
     window.set_shadows_enabled(opts.shadows);
+    window.rebind_close_key(Some(Key::Escape));
     let mut app = App::new(playback, opts);
     let hud = hud::Hud::default();
     let mut help = false;
     let mut message: Option<(String, Instant)> = None;
     let mut last = Instant::now();
     let mut fps = 0.0;
+    let started = Instant::now();
+    let mut work_ms: Vec<f64> = vec![];
     loop {
         let rendering = kiss3d::pollster::block_on(
             window.render_3d(&mut app.scene.root, &mut app.camera.camera),
@@ -285,7 +288,9 @@ pub fn run_window(playback: Playback, opts: &ViewerOptions) -> Result<(), Viewer
             break;
         }
         let now = Instant::now();
-        let dt = (now - last).as_secs_f64().min(0.1);
+        // a slow frame (software rendering) still advances the clip in real time, up
+        // to the steps one frame may simulate
+        let dt = (now - last).as_secs_f64().min(0.25);
         last = now;
         if dt > 0.0 {
             fps = if fps == 0.0 {
@@ -331,7 +336,9 @@ pub fn run_window(playback: Playback, opts: &ViewerOptions) -> Result<(), Viewer
                 _ => {}
             }
         }
+        let work = Instant::now();
         app.update(dt);
+        work_ms.push(work.elapsed().as_secs_f64() * 1e3);
         if let Some(e) = app.playback.error()
             && message.is_none()
         {
@@ -355,6 +362,19 @@ pub fn run_window(playback: Playback, opts: &ViewerOptions) -> Result<(), Viewer
             );
         }
     }
+    let frames = work_ms.len().max(1);
+    println!(
+        "{} frames in {:.1} s ({:.1} fps, {}x{}, vsync {}, {} sample(s)); viewer work per frame: mean {:.3} ms, max {:.3} ms",
+        work_ms.len(),
+        started.elapsed().as_secs_f64(),
+        work_ms.len() as f64 / started.elapsed().as_secs_f64(),
+        opts.width,
+        opts.height,
+        if opts.vsync { "on" } else { "off" },
+        opts.msaa,
+        work_ms.iter().sum::<f64>() / frames as f64,
+        work_ms.iter().copied().fold(0.0, f64::max),
+    );
     Ok(())
 }
 

@@ -440,4 +440,18 @@ mod tests {
         assert_eq!(p.simulation().balls, q.simulation().balls);
         assert_eq!(p.scenario().balls.len(), 1);
     }
+
+    #[test]
+    fn saved_throws_read_back_as_the_same_launches() {
+        let c = demo();
+        let mut p = Playback::new(&c, SimOptions::default(), vec![]).unwrap();
+        p.throw(throw_at(&c, 0.5));
+        p.throw(throw_at(&c, 1.0 / 3.0));
+        let text = p.scenario().to_toml();
+        let back = Scenario::from_toml(&text, "saved").unwrap();
+        assert_eq!(back, p.scenario());
+        let launches = back.launches(&c.model, &c.reference, "saved").unwrap();
+        let original: Vec<Launch> = p.throws().iter().map(|t| t.launch).collect();
+        assert_eq!(launches, original);
+    }
 }
