@@ -30,20 +30,31 @@ const GROUND_HALF_SIZE: f32 = 10.0;
 /// Grid spacing, m.
 const GRID_SPACING: f32 = 0.5;
 
-/// One capsule of one body, placed relative to the body's COM frame.
-struct CapsuleNode {
+/// One capsule of one body, in the body's COM frame.
+struct Part {
     body: usize,
     /// Capsule centre, m, body frame.
     centre: Vector3<f64>,
-    /// Rotation taking the mesh's Y axis onto the capsule axis, body frame.
+    /// Rotation taking the Y axis onto the capsule axis, body frame.
     axis: UnitQuaternion<f64>,
-    node: SceneNode3d,
+    /// Cap centres, m, body frame.
+    ends: [Vector3<f64>; 2],
+    /// Length between the cap centres, m.
+    length: f64,
+    /// Radius, m.
+    radius: f64,
 }
 
-/// Capsules of every body of a model under one group node.
+/// Every capsule of a model drawn as two instanced meshes: a unit cylinder per capsule
+/// and a unit sphere per cap. Software renderers pay per object drawn (about 16 ms per
+/// object on lavapipe here), so one object per capsule would cost seconds per frame.
 struct Figure {
-    group: SceneNode3d,
-    capsules: Vec<CapsuleNode>,
+    cylinders: SceneNode3d,
+    spheres: SceneNode3d,
+    parts: Vec<Part>,
+    color: Color,
+    cylinder_instances: Vec<InstanceData3d>,
+    sphere_instances: Vec<InstanceData3d>,
 }
 
 impl Figure {
@@ -54,44 +65,75 @@ impl Figure {
         radius_scale: f64,
         casts_shadows: bool,
     ) -> Self {
-        let mut group = scene.add_group();
-        let mut capsules = vec![];
+        let mut parts = vec![];
         for (b, body) in model.bodies.iter().enumerate() {
             for c in &body.capsules {
                 let d = c.b - c.a;
-                let len = d.norm();
-                let axis = if len > 1e-9 {
+                let length = d.norm();
+                let axis = if length > 1e-9 {
                     UnitQuaternion::rotation_between(&Vector3::y(), &d).unwrap_or_else(|| {
                         UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI)
                     })
                 } else {
                     UnitQuaternion::identity()
                 };
-                let mut node = group.add_capsule_with_subdiv(
-                    (c.radius * radius_scale) as f32,
-                    len as f32,
-                    20,
-                    8,
-                );
-                node.set_color(color);
-                node.set_casts_shadows(casts_shadows);
-                capsules.push(CapsuleNode {
+                parts.push(Part {
                     body: b,
                     centre: (c.a + c.b) * 0.5,
                     axis,
-                    node,
+                    ends: [c.a, c.b],
+                    length,
+                    radius: c.radius * radius_scale,
                 });
             }
         }
-        Figure { group, capsules }
+        let mut cylinders = scene.add_cylinder_with_subdiv(1.0, 1.0, 20);
+        let mut spheres = scene.add_sphere_with_subdiv(1.0, 20, 10);
+        for n in [&mut cylinders, &mut spheres] {
+            n.set_color(WHITE);
+            n.set_casts_shadows(casts_shadows);
+        }
+        Figure {
+            cylinders,
+            spheres,
+            parts,
+            color,
+            cylinder_instances: vec![],
+            sphere_instances: vec![],
+        }
+    }
+
+    fn set_visible(&mut self, visible: bool) {
+        self.cylinders.set_visible(visible);
+        self.spheres.set_visible(visible);
     }
 
     fn pose(&mut self, poses: &[BodyPose]) {
-        for c in &mut self.capsules {
-            let Some(p) = poses.get(c.body) else { continue };
-            c.node.set_position(to_glam(&(p.x + p.q * c.centre)));
-            c.node.set_rotation(quat_to_glam(&(p.q * c.axis)));
+        self.cylinder_instances.clear();
+        self.sphere_instances.clear();
+        for p in &self.parts {
+            let Some(pose) = poses.get(p.body) else {
+                continue;
+            };
+            let r = p.radius as f32;
+            self.cylinder_instances.push(InstanceData3d {
+                position: to_glam(&(pose.x + pose.q * p.centre)),
+                deformation: Mat3::from_quat(quat_to_glam(&(pose.q * p.axis)))
+                    * Mat3::from_diagonal(Vec3::new(r, p.length as f32, r)),
+                color: self.color,
+                ..Default::default()
+            });
+            for e in &p.ends {
+                self.sphere_instances.push(InstanceData3d {
+                    position: to_glam(&(pose.x + pose.q * e)),
+                    deformation: Mat3::from_diagonal(Vec3::splat(r)),
+                    color: self.color,
+                    ..Default::default()
+                });
+            }
         }
+        self.cylinders.set_instances(&self.cylinder_instances);
+        self.spheres.set_instances(&self.sphere_instances);
     }
 }
 
@@ -150,7 +192,7 @@ impl ViewerScene {
     /// Show or hide the mocap ghost.
     pub fn set_ghost_visible(&mut self, visible: bool) {
         self.ghost_visible = visible;
-        self.ghost.group.set_visible(visible);
+        self.ghost.set_visible(visible);
     }
 
     /// Is the ghost shown?
