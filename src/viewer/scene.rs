@@ -137,12 +137,6 @@ impl Figure {
     }
 }
 
-/// One ball's sphere and its contact flash.
-struct BallNode {
-    sphere: SceneNode3d,
-    flash: SceneNode3d,
-}
-
 /// What one displayed frame shows.
 pub struct FrameView<'a> {
     /// Simulated body poses.
@@ -163,7 +157,12 @@ pub struct ViewerScene {
     pub root: SceneNode3d,
     figure: Figure,
     ghost: Figure,
-    balls: Vec<BallNode>,
+    /// Every launched ball: one instanced unit sphere.
+    balls: SceneNode3d,
+    /// Every recent hit: one instanced unit sphere (opaque: transparency costs a pass).
+    flashes: SceneNode3d,
+    ball_instances: Vec<InstanceData3d>,
+    flash_instances: Vec<InstanceData3d>,
     /// Ground height, m.
     pub ground_y: f64,
     ghost_visible: bool,
@@ -179,11 +178,22 @@ impl ViewerScene {
         ground.set_position(Vec3::new(0.0, ground_y as f32 - 0.011, 0.0));
         let figure = Figure::new(&mut root, model, FIGURE_COLOR, 1.0, true);
         let ghost = Figure::new(&mut root, model, GHOST_COLOR, GHOST_RADIUS_SCALE, false);
+        let mut balls = root.add_sphere_with_subdiv(1.0, 24, 16);
+        balls.set_color(WHITE);
+        balls.set_visible(false);
+        let mut flashes = root.add_sphere_with_subdiv(1.0, 12, 8);
+        flashes.set_color(WHITE);
+        flashes.set_emissive(FLASH_COLOR);
+        flashes.set_casts_shadows(false);
+        flashes.set_visible(false);
         ViewerScene {
             root,
             figure,
             ghost,
-            balls: vec![],
+            balls,
+            flashes,
+            ball_instances: vec![],
+            flash_instances: vec![],
             ground_y,
             ghost_visible: true,
         }
@@ -206,30 +216,20 @@ impl ViewerScene {
         if self.ghost_visible {
             self.ghost.pose(frame.ghost);
         }
-        while self.balls.len() < frame.balls.len() {
-            let i = self.balls.len();
-            let r = frame.ball_state.get(i).map_or(0.095, |b| b.params.radius) as f32;
-            let mut sphere = self.root.add_sphere_with_subdiv(r, 24, 16);
-            sphere.set_color(BALL_COLOR);
-            let mut flash = self.root.add_sphere_with_subdiv(r, 12, 8);
-            flash.set_color(FLASH_COLOR);
-            flash.set_emissive(FLASH_COLOR);
-            flash.set_casts_shadows(false);
-            flash.set_visible(false);
-            self.balls.push(BallNode { sphere, flash });
-        }
-        for (i, node) in self.balls.iter_mut().enumerate() {
-            let x = frame.balls.get(i).copied().flatten();
-            node.sphere.set_visible(x.is_some());
-            let Some(x) = x else {
-                node.flash.set_visible(false);
-                continue;
-            };
-            node.sphere.set_position(to_glam(&x));
-            // a flash grows and fades over FLASH_DURATION_S after each hit on the figure
-            let since = frame
-                .ball_state
-                .get(i)
+        self.ball_instances.clear();
+        self.flash_instances.clear();
+        for (i, x) in frame.balls.iter().enumerate() {
+            let Some(x) = x else { continue };
+            let ball = frame.ball_state.get(i);
+            let r = ball.map_or(crate::sim::scenario::DEFAULT_RADIUS, |b| b.params.radius) as f32;
+            self.ball_instances.push(InstanceData3d {
+                position: to_glam(x),
+                deformation: Mat3::from_diagonal(Vec3::splat(r)),
+                color: BALL_COLOR,
+                ..Default::default()
+            });
+            // a flash shrinks onto the ball over FLASH_DURATION_S after each hit
+            let since = ball
                 .and_then(|b| {
                     b.hits
                         .iter()
@@ -238,14 +238,23 @@ impl ViewerScene {
                         .reduce(f64::min)
                 })
                 .filter(|s| *s < FLASH_DURATION_S);
-            node.flash.set_visible(since.is_some());
             if let Some(s) = since {
-                let grow = 1.3 + 1.5 * (s / FLASH_DURATION_S) as f32;
-                node.flash.set_position(to_glam(&x));
-                node.flash.set_local_scale(grow, grow, grow);
-                let mut c = FLASH_COLOR;
-                c.a = 0.6 * (1.0 - (s / FLASH_DURATION_S) as f32);
-                node.flash.set_color(c);
+                let grow = r * (1.8 - 0.7 * (s / FLASH_DURATION_S) as f32);
+                self.flash_instances.push(InstanceData3d {
+                    position: to_glam(x),
+                    deformation: Mat3::from_diagonal(Vec3::splat(grow)),
+                    color: FLASH_COLOR,
+                    ..Default::default()
+                });
+            }
+        }
+        for (node, instances) in [
+            (&mut self.balls, &self.ball_instances),
+            (&mut self.flashes, &self.flash_instances),
+        ] {
+            node.set_visible(!instances.is_empty());
+            if !instances.is_empty() {
+                node.set_instances(instances);
             }
         }
     }
