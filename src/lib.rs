@@ -23,6 +23,8 @@ pub mod mocap;
 pub mod motion;
 pub mod sim;
 pub mod skeleton;
+#[cfg(feature = "viewer")]
+pub mod viewer;
 
 pub use character::{Character, CharacterError, CharacterOptions};
 pub use mocap::Clip;

@@ -362,3 +362,40 @@ fn unknown_targets_list_the_valid_names() {
         "{err}"
     );
 }
+
+#[test]
+fn recovery_is_counted_from_the_impact_and_covers_the_peak() {
+    // The README's demo throw (the ball later rolls against a foot) and a CMU walk.
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
+    for (path, spec) in [
+        (demo, "t=1.5,target=right_forearm,speed=12"),
+        (
+            common::shared_dir().join("cmu_walk_bvhmatlab.bvh"),
+            "t=1.0,target=right_forearm,speed=12",
+        ),
+    ] {
+        let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
+        let (sim, _) = deviation_run(&c, Some(spec));
+        let m = jostle::sim::metrics::perturb_metrics(&sim);
+        let impact = m.balls[0].first_contact_s.expect("the ball hits");
+        let rec = &sim.record;
+        // the largest deviation after the impact, and when it happened
+        let (tp, peak) = (0..rec.times.len())
+            .filter(|&k| rec.times[k] >= impact)
+            .map(|k| (rec.times[k], rec.max_error_deg[k].0))
+            .fold((impact, 0.0), |a, x| if x.1 > a.1 { x } else { a });
+        assert!(
+            peak > 2.0,
+            "{}: the hit moves the figure only {peak}°",
+            path.display()
+        );
+        let recovery = m.recovery_time_s.expect("recovers by the clip's end");
+        assert!(
+            recovery >= tp - impact,
+            "{}: recovery {recovery:.3} s, yet {peak:.1}° off {:.3} s after the impact",
+            path.display(),
+            tp - impact
+        );
+        assert!(recovery < 1.5, "{}: recovery {recovery} s", path.display());
+    }
+}

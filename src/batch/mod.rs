@@ -36,6 +36,11 @@ use summary::{ClipRow, ClipStatus, ClipTiming, Summary};
 /// Default number of random balls per variation.
 pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 
+/// Revision of what a clip's outputs contain for the same inputs and options; part of the
+/// fingerprint so that a resumed batch redoes clips whose outputs an older jostle wrote
+/// differently (r2: recovery time counted from the last impact's onset).
+pub const OUTPUT_REVISION: u32 = 2;
+
 /// Settings of a batch run.
 #[derive(Clone, Debug)]
 pub struct BatchOptions {
@@ -83,7 +88,7 @@ impl BatchOptions {
     pub fn fingerprint(&self) -> String {
         sha256_hex(
             format!(
-                "jostle {}\n{}",
+                "jostle {} outputs r{OUTPUT_REVISION}\n{}",
                 env!("CARGO_PKG_VERSION"),
                 serde_json::to_string(&self.describe()).unwrap_or_default()
             )

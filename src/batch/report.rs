@@ -307,7 +307,7 @@ tr.skipped td {{ color: #666; }}
     }
     let _ = write!(
         h,
-        "<h2>Recovery times</h2>\n<p>Time from the last hit until every joint stays within 2° of the mocap; {} variation(s) with hits, {} not recovered by the end of their clip.</p>\n{}\n",
+        "<h2>Recovery times</h2>\n<p>Time from the last impact (the last ball's first contact) until every joint stays within 2° of the mocap; {} variation(s) with hits, {} not recovered by the end of their clip.</p>\n{}\n",
         recoveries.len() + never,
         never,
         recovery_histogram(&recoveries, never, 0.25)

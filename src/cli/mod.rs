@@ -5,6 +5,8 @@ mod info;
 mod inverse;
 mod perturb;
 mod simulate;
+#[cfg(feature = "viewer")]
+mod view;
 
 use clap::{Args, Parser, Subcommand};
 use jostle::character::CharacterOptions;
@@ -37,6 +39,18 @@ enum Command {
     /// Perturbed variations of every clip in a folder tree: parallel, resumable, shardable,
     /// with summary.csv/json and an HTML report.
     Batch(batch::BatchArgs),
+    /// Watch the character play its clip under physics and throw balls at it with the
+    /// mouse; `--screenshot` renders one frame with no display, `--bench` times it.
+    #[cfg(feature = "viewer")]
+    #[command(after_help = format!("Controls (window):\n{}", jostle::viewer::input::CONTROLS))]
+    View(view::ViewArgs),
+    /// (Not in this build: jostle was compiled without the `viewer` feature.)
+    #[cfg(not(feature = "viewer"))]
+    View {
+        /// Ignored.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 /// Options shared by every command that loads a clip.
@@ -102,6 +116,12 @@ pub fn run() -> std::process::ExitCode {
         Command::Simulate(a) => simulate::run(&a),
         Command::Perturb(a) => perturb::run(&a),
         Command::Batch(a) => batch::run(&a),
+        #[cfg(feature = "viewer")]
+        Command::View(a) => view::run(&a),
+        #[cfg(not(feature = "viewer"))]
+        Command::View { .. } => Err(anyhow::anyhow!(
+            "this jostle was built without the `viewer` feature; rebuild with `cargo build --release` (default features) or `--features viewer`"
+        )),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

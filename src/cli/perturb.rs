@@ -51,15 +51,21 @@ pub struct PerturbArgs {
     pub load: LoadArgs,
 }
 
-/// The scenario of a run: file, flags and random throws together.
-pub fn collect_scenario(a: &PerturbArgs, c: &Character) -> anyhow::Result<Scenario> {
-    let mut scenario = match &a.scenario {
+/// The throws of a scenario file (if any) followed by those of `--ball` flags.
+pub fn scenario_from(file: Option<&std::path::Path>, flags: &[String]) -> anyhow::Result<Scenario> {
+    let mut scenario = match file {
         Some(p) => Scenario::load(p)?,
         None => Scenario::default(),
     };
-    for f in &a.balls {
+    for f in flags {
         scenario.balls.push(BallSpec::from_flag(f)?);
     }
+    Ok(scenario)
+}
+
+/// The scenario of a run: file, flags and random throws together.
+pub fn collect_scenario(a: &PerturbArgs, c: &Character) -> anyhow::Result<Scenario> {
+    let mut scenario = scenario_from(a.scenario.as_deref(), &a.balls)?;
     if a.random_balls > 0 {
         scenario
             .balls
@@ -133,7 +139,7 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
             m.peak_deviation_deg, m.peak_joint, m.peak_time_s
         );
         match m.recovery_time_s {
-            Some(r) => println!("  back within 2° of the mocap {r:.2} s after the last hit"),
+            Some(r) => println!("  back within 2° of the mocap {r:.2} s after the last impact"),
             None => println!("  not back within 2° of the mocap by the end of the clip"),
         }
         println!(

@@ -33,8 +33,8 @@ pub struct PerturbMetrics {
     pub peak_joint: String,
     /// Time of the peak, s.
     pub peak_time_s: f64,
-    /// After the last hit, time until every joint is back within 2° of the mocap for the
-    /// rest of the clip, s; `None` (null) if it never is.
+    /// Time from the last ball's first contact with the character until every joint is back
+    /// within 2° of the mocap for the rest of the clip, s; `None` (null) if it never is.
     pub recovery_time_s: Option<f64>,
     /// Simulation steps.
     pub steps: usize,
@@ -76,17 +76,13 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
         .collect();
     let rec = &sim.record;
     let (k, peak, body) = rec.peak_error();
+    // Measured from the last impact's onset, not from the end of the last contact: a ball
+    // that rolls on the ground can graze a foot seconds later (or rest on a limb), and
+    // counting from there would report an instant recovery after a real deviation.
     let last_hit = balls
         .iter()
         .filter_map(|b| b.first_contact_s)
-        .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |x| x.max(t))));
-    let last_hit = sim
-        .balls
-        .iter()
-        .flat_map(|b| b.hits.iter())
-        .filter(|h| matches!(h.other, Touched::Body(_)))
-        .map(|h| h.t + h.duration)
-        .fold(last_hit, |a, t| Some(a.map_or(t, |x: f64| x.max(t))));
+        .reduce(f64::max);
     let recovery_time_s = last_hit.and_then(|th| {
         let last_out = rec.max_error_deg.iter().rposition(|x| x.0 > RECOVERED_DEG);
         match last_out {

@@ -10,5 +10,5 @@ pub mod run;
 pub mod scenario;
 pub mod trajectory;
 
-pub use run::{Feedforward, Record, SimError, SimOptions, Simulation};
+pub use run::{Feedforward, Record, SimError, SimOptions, Simulation, Snapshot};
 pub use trajectory::{BallTrack, BodyPose, Trajectory};
