@@ -111,5 +111,32 @@ fn export(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pipeline, export);
+/// A clip end to end under physics: the discrete-time feedforward (two solves per step
+/// sharing one factorisation) and the simulation (feedforward + feedback).
+fn simulation(c: &mut Criterion) {
+    use jostle::sim::{SimOptions, Simulation};
+    use jostle::{Character, CharacterOptions};
+    let ch =
+        Character::load(std::path::Path::new(CLIP), &CharacterOptions::default()).expect("loads");
+    let steps = Simulation::new(&ch, SimOptions::default())
+        .expect("feedforward")
+        .num_steps();
+    let mut g = c.benchmark_group("clip_under_physics");
+    g.sample_size(10);
+    g.bench_function(
+        format!("feedforward, cmu_01_01 ({steps} steps of 1/240 s)"),
+        |b| b.iter(|| Simulation::new(black_box(&ch), SimOptions::default()).expect("ff")),
+    );
+    let mut sim = Simulation::new(&ch, SimOptions::default()).expect("feedforward");
+    let start = sim.snapshot();
+    g.bench_function(format!("simulate, cmu_01_01 ({steps} steps)"), |b| {
+        b.iter(|| {
+            sim.restore(&start);
+            sim.run().expect("runs")
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, pipeline, export, simulation);
 criterion_main!(benches);

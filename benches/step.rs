@@ -61,6 +61,21 @@ fn bench_step(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    // what the feedforward adds to a step: ψ's wrenches by re-solving with the factorisation
+    let psi_wrench: Vec<(Vector3<f64>, Vector3<f64>)> = (0..model.bodies.len())
+        .map(|b| (Vector3::zeros(), Vector3::new(0.3, -0.2, 0.1) * b as f64))
+        .collect();
+    stepper
+        .prepare(&model, &state, &root, &torques, None)
+        .unwrap();
+    stepper.solve(&model, &state, &root).unwrap();
+    g.bench_function("feedforward re-solve (resolve_with_external)", |b| {
+        b.iter_batched_ref(
+            || stepper.clone(),
+            |st| st.resolve_with_external(black_box(&psi_wrench)).unwrap(),
+            BatchSize::SmallInput,
+        )
+    });
     let mut reuse = Stepper::new(
         &model,
         StepOptions {

@@ -410,3 +410,77 @@ fn joint_errors_vanish_on_the_manifold_and_rate_matches_the_rows() {
         }
     }
 }
+
+#[test]
+fn re_solving_with_extra_wrenches_equals_a_step_that_had_them_from_the_start() {
+    let mut rng = Rng(5);
+    for trial in 0..6 {
+        let model = random_model(&mut rng, 4 + 3 * trial);
+        let motion = random_motion(&mut rng, &model);
+        let (root, joints) = motion_at(&model, &motion, 0.3);
+        let mut kin = vec![BodyKinematics::default(); model.bodies.len()];
+        forward_kinematics(&model, &root, &joints, &mut kin);
+        let s0 = State::from_kinematics(&kin, 0.0);
+        let torques = SpringDamper::new(&model, 50.0, 2.0);
+        let wrench: Vec<(Vector3<f64>, Vector3<f64>)> = (0..model.bodies.len())
+            .map(|_| (rng.vec3(5.0), rng.vec3(5.0)))
+            .collect();
+        let opts = StepOptions {
+            h: 1.0 / 240.0,
+            // both converged to round-off, so they can be compared tightly
+            gyroscopic_iterations: 12,
+            gyroscopic_tolerance: 0.0,
+            ..Default::default()
+        };
+        // with the wrenches in the first solve
+        let mut direct = s0.clone();
+        Stepper::new(&model, opts)
+            .unwrap()
+            .step(&model, &mut direct, &Root::Free, &torques, Some(&wrench))
+            .unwrap();
+        // without, then re-solved with them
+        let mut resolved = s0.clone();
+        let mut stepper = Stepper::new(&model, opts).unwrap();
+        stepper
+            .prepare(&model, &resolved, &Root::Free, &torques, None)
+            .unwrap();
+        stepper.solve(&model, &resolved, &Root::Free).unwrap();
+        let unforced: Vec<_> = stepper.velocities().to_vec();
+        stepper.resolve_with_external(&wrench).unwrap();
+        stepper.finish(&model, &mut resolved, &Root::Free).unwrap();
+        let (mut diff, mut change): (f64, f64) = (0.0, 0.0);
+        for ((sd, sr), u0) in direct.bodies.iter().zip(&resolved.bodies).zip(&unforced) {
+            let (d, r) = (sd.twist(), sr.twist());
+            diff = diff.max((d - r).amax());
+            change = change.max((d - u0).amax());
+            assert!((sd.x - sr.x).amax() < 1e-12);
+        }
+        assert!(
+            change > 1e-3,
+            "trial {trial}: the wrenches change u⁺ by {change}"
+        );
+        assert!(
+            diff < 1e-10 * change,
+            "trial {trial}: re-solved u⁺ differs by {diff:e} (wrenches changed it by {change:e})"
+        );
+    }
+    // not with the improved implicit scheme, whose stages can't be re-solved
+    let (model, s) = tumbling_body();
+    let mut stepper = Stepper::new(
+        &model,
+        StepOptions {
+            drift: Drift::ImprovedImplicit,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    stepper
+        .prepare(&model, &s, &Root::Free, &NoTorque, None)
+        .unwrap();
+    stepper.solve(&model, &s, &Root::Free).unwrap();
+    let w = vec![(Vector3::zeros(), Vector3::zeros()); model.bodies.len()];
+    assert!(matches!(
+        stepper.resolve_with_external(&w),
+        Err(StepError::BadInput(_))
+    ));
+}

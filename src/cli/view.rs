@@ -74,6 +74,7 @@ fn parse_size(s: &str) -> anyhow::Result<(u32, u32)> {
 
 /// Run `jostle view`.
 pub fn run(a: &ViewArgs) -> anyhow::Result<()> {
+    quiet_wayland_probe();
     let sim_opts = a.sim.options()?;
     let (width, height) = parse_size(&a.size)?;
     let stem = a
@@ -143,4 +144,25 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<()> {
         run_window(playback, &opts)?;
     }
     Ok(())
+}
+
+/// wgpu probes every backend; without `XDG_RUNTIME_DIR` (CI, ssh, cron, Xvfb) Mesa's
+/// Wayland probe prints "error: XDG_RUNTIME_DIR is invalid or not set" although nothing is
+/// wrong. Point the variable at a private directory (0700, ours) so the output stays clean.
+fn quiet_wayland_probe() {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some() {
+        return;
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = std::env::temp_dir().join(format!("jostle-runtime-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    let private = std::fs::symlink_metadata(&dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0);
+    if private {
+        // SAFETY: `view` calls this first, before any thread exists (the batch command's
+        // signal handler and rayon pool are not started on this path).
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
+    }
 }

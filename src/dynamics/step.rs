@@ -752,11 +752,61 @@ impl Stepper {
         }
     }
 
+    /// Add external wrenches (world; per body force N, torque about the COM N·m) to the
+    /// last [`solve`](Self::solve) and solve again with its factorisation: external
+    /// wrenches enter only the right-hand side (they have no gradient), so M̃ is unchanged
+    /// and the new solution costs a few back-substitutions instead of a second
+    /// [`prepare`](Self::prepare) + factorisation. The discrete-time inverse dynamics uses
+    /// this for its step with ψ after the step with ψ = 0. Call before
+    /// [`finish`](Self::finish); not available with [`Drift::ImprovedImplicit`], whose
+    /// second stage depends on the first.
+    pub fn resolve_with_external(
+        &mut self,
+        extra: &[(Vector3<f64>, Vector3<f64>)],
+    ) -> Result<(), StepError> {
+        if self.opts.drift == Drift::ImprovedImplicit {
+            return Err(StepError::BadInput(
+                "re-solving with extra wrenches is not available with the improved implicit scheme"
+                    .into(),
+            ));
+        }
+        let h = self.opts.h;
+        let n = self.rhs_lin.len();
+        if extra.len() != n {
+            return Err(StepError::BadInput(format!(
+                "{} extra wrenches for {n} bodies",
+                extra.len()
+            )));
+        }
+        for (b, (f, tau)) in extra.iter().enumerate() {
+            if !(f.iter().all(|x| x.is_finite()) && tau.iter().all(|x| x.is_finite())) {
+                return Err(StepError::NonFinite {
+                    t: self.t,
+                    body: b,
+                    what: "external wrench",
+                });
+            }
+            self.rhs_lin[b] += Vector6::new(f.x, f.y, f.z, tau.x, tau.y, tau.z) * h;
+        }
+        // one chord step takes up the (linear) change of the right-hand side, the usual
+        // ones the gyroscopic nonlinearity
+        let max = self.opts.gyroscopic_iterations + 1;
+        self.report.gyroscopic_iterations += self.iterate_gyroscopic_at_most(h, max)?;
+        self.u_new.copy_from_slice(&self.sol.body);
+        self.u_pos.copy_from_slice(&self.sol.body);
+        Ok(())
+    }
+
     /// Chord iterations on `K_lin u + N(ω) − Jᵀλ = rhs_lin`, reusing the factorisation.
     fn iterate_gyroscopic(&mut self, he: f64) -> Result<usize, StepError> {
+        self.iterate_gyroscopic_at_most(he, self.opts.gyroscopic_iterations)
+    }
+
+    /// [`iterate_gyroscopic`](Self::iterate_gyroscopic) with at most `max` iterations.
+    fn iterate_gyroscopic_at_most(&mut self, he: f64, max: usize) -> Result<usize, StepError> {
         let n = self.kkt.len();
         let mut its = 0;
-        while its < self.opts.gyroscopic_iterations {
+        while its < max {
             self.kkt.apply(&self.sol, &mut self.tmp);
             let (mut worst, mut scale): (f64, f64) = (0.0, 0.0);
             for b in 0..n {

@@ -10,8 +10,11 @@
 //! with ψ = 0) is split by the O(n) tree sweep into Jᵀλ + Hᵀ(hψ) + J_rᵀλ_r. ψ is computed
 //! along the integrator's own unperturbed path, re-targeting the reference pose every
 //! step, so the O(h²) per-step mismatch between joint-space and body-space updates does
-//! not accumulate. An unperturbed simulation with this ψ reproduces that path to
-//! round-off; ψ is applied as an external torque (no gradient), so M̃ is the same in both.
+//! not accumulate. ψ is an external torque (no gradient), so it changes only the step's
+//! right-hand side: both the feedforward and every simulation step solve with ψ = 0 and
+//! then add ψ by re-solving with the same factorisation. The feedforward thus costs one
+//! factorisation per step, not two, and an unperturbed simulation reproduces its path to
+//! the last bit.
 
 use crate::Character;
 use crate::dynamics::control::{Gains, Tracking, feedforward_torque};
@@ -168,7 +171,35 @@ pub struct Simulation<'c> {
     kin: Vec<BodyKinematics>,
     targets: JointTargets,
     external: Vec<(Vector3<f64>, Vector3<f64>)>,
+    /// The wrenches of ψ_k alone (added by re-solving the step, see [`Self::step`]).
+    feedforward_wrench: Vec<(Vector3<f64>, Vector3<f64>)>,
     offsets: Vec<usize>,
+}
+
+/// Add ψ's joint torques (body-relative, N·m) as equal and opposite world torques on each
+/// joint's two bodies at `state`.
+fn add_feedforward_wrenches(
+    model: &crate::skeleton::Model,
+    state: &State,
+    offsets: &[usize],
+    psi: &[f64],
+    out: &mut [(Vector3<f64>, Vector3<f64>)],
+) {
+    for (b, body) in model.bodies.iter().enumerate().skip(1) {
+        let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else {
+            continue;
+        };
+        let off = offsets[b];
+        let t = feedforward_torque(
+            model,
+            b,
+            &state.bodies[a],
+            &state.bodies[b],
+            &psi[off..off + j.dof()],
+        );
+        out[b].1 += t;
+        out[a].1 -= t;
+    }
 }
 
 fn root_target(k: &BodyKinematics) -> RootTarget {
@@ -285,6 +316,7 @@ impl<'c> Simulation<'c> {
             kin: vec![BodyKinematics::default(); n],
             targets: JointTargets::default(),
             external: vec![(Vector3::zeros(), Vector3::zeros()); n],
+            feedforward_wrench: vec![(Vector3::zeros(), Vector3::zeros()); n],
             offsets: model.dof_offsets(),
         };
         sim.reset();
@@ -399,32 +431,74 @@ impl<'c> Simulation<'c> {
         Root::Pinned(root_target(&self.kin[0]))
     }
 
-    /// External wrenches of the feedforward ψ_k at the current state (+ `extra`).
+    /// External wrenches of the step: `extra` (world; per body force N, torque about the
+    /// COM N·m), plus ψ_k's joint torques when `psi` is given.
     fn fill_external(
         &mut self,
         psi: Option<&[f64]>,
         extra: Option<&[(Vector3<f64>, Vector3<f64>)]>,
     ) {
-        let model = &self.character.model;
         for (b, e) in self.external.iter_mut().enumerate() {
             *e = extra.map_or((Vector3::zeros(), Vector3::zeros()), |x| x[b]);
         }
-        let Some(psi) = psi else { return };
-        for (b, body) in model.bodies.iter().enumerate().skip(1) {
-            let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else {
-                continue;
-            };
-            let off = self.offsets[b];
-            let t = feedforward_torque(
-                model,
-                b,
-                &self.state.bodies[a],
-                &self.state.bodies[b],
-                &psi[off..off + j.dof()],
-            );
-            self.external[b].1 += t;
-            self.external[a].1 -= t;
+        if let Some(psi) = psi {
+            let model = &self.character.model;
+            add_feedforward_wrenches(model, &self.state, &self.offsets, psi, &mut self.external);
         }
+    }
+
+    /// Phase 1 of a step: prepare and solve with the tracking torques and `extra` only
+    /// (ψ follows in [`add_feedforward`](Self::add_feedforward)); with the improved
+    /// implicit scheme, whose stages can't be re-solved, with ψ as well.
+    fn solve_without_feedforward(
+        &mut self,
+        root: &Root,
+        psi: Option<&[f64]>,
+        extra: Option<&[(Vector3<f64>, Vector3<f64>)]>,
+        t: f64,
+    ) -> Result<(), SimError> {
+        let improved = self.stepper.options().drift == Drift::ImprovedImplicit;
+        self.fill_external(psi.filter(|_| improved), extra);
+        let model = &self.character.model;
+        self.stepper
+            .prepare(
+                model,
+                &self.state,
+                root,
+                &self.tracking,
+                Some(&self.external),
+            )
+            .map_err(|e| step_error(self.character, e, t))?;
+        self.stepper
+            .solve(model, &self.state, root)
+            .map_err(|e| step_error(self.character, e, t))
+    }
+
+    /// Phase 2 of a step: add ψ_k by re-solving with the step's factorisation (ψ changes
+    /// only the right-hand side). The feedforward is computed through exactly these two
+    /// phases, so an unperturbed run reproduces its path to the last bit: without
+    /// feedback the open-loop figure amplifies any difference (~25/s on a light collar
+    /// bone), and a fresh solve with ψ, equal only to the chord iterations' tolerance,
+    /// diverged within a second.
+    fn add_feedforward(&mut self, psi: Option<&[f64]>, t: f64) -> Result<(), SimError> {
+        let Some(psi) = psi else { return Ok(()) };
+        if self.stepper.options().drift == Drift::ImprovedImplicit {
+            return Ok(()); // already in the solve
+        }
+        for e in self.feedforward_wrench.iter_mut() {
+            *e = (Vector3::zeros(), Vector3::zeros());
+        }
+        let model = &self.character.model;
+        add_feedforward_wrenches(
+            model,
+            &self.state,
+            &self.offsets,
+            psi,
+            &mut self.feedforward_wrench,
+        );
+        self.stepper
+            .resolve_with_external(&self.feedforward_wrench)
+            .map_err(|e| step_error(self.character, e, t))
     }
 
     /// The discrete-time inverse dynamics along the integrator's unperturbed path.
@@ -452,7 +526,9 @@ impl<'c> Simulation<'c> {
             let start = self.state.clone();
             // u*: body displacements to the reference pose at t+h, projected onto the
             // joint constraints at p_k (root rows: the root target twist).
-            let target = *root.target().expect("pinned");
+            let target = *root.target().ok_or_else(|| {
+                SimError::Settings("the feedforward needs the root pinned to its mocap path".into())
+            })?;
             assemble_projection(model, &start.bodies, Some(&target), &mut proj)
                 .map_err(|e| SimError::Settings(e.to_string()))?;
             for b in 0..n {
@@ -483,15 +559,13 @@ impl<'c> Simulation<'c> {
             proj.solve(&mut x)
                 .map_err(|e| SimError::Settings(e.to_string()))?;
             let u_star: Vec<Vector6<f64>> = (0..n).map(|b| u_hat[b] + x.body[b]).collect();
-            // u₀: the step with ψ = 0.
-            let mut s0 = start.clone();
-            self.fill_external(None, None);
-            self.stepper
-                .step(model, &mut s0, &root, &self.tracking, Some(&self.external))
-                .map_err(|e| step_error(self.character, e, t))?;
+            // u₀: the step with ψ = 0, solved but not finished: ψ is then added by
+            // re-solving with its factorisation, exactly as `step` does.
+            self.solve_without_feedforward(&root, None, None, t)?;
             // F(u*) − F(u₀), F(u) = A u − G ω + N(ω) (rotational rows in momentum form).
+            let u0 = self.stepper.velocities();
             for (b, us) in u_star.iter().enumerate() {
-                x.body[b] = us - s0.bodies[b].twist();
+                x.body[b] = us - u0[b];
                 x.rows[b] = Vector6::zeros();
             }
             self.stepper.kkt().apply(&x, &mut y);
@@ -505,7 +579,8 @@ impl<'c> Simulation<'c> {
                     UnitQuaternion::from_scaled_axis(w * h) * l - l - gj * w
                 };
                 let ws_ = Vector3::new(u_star[b][3], u_star[b][4], u_star[b][5]);
-                let rot = nn(&ws_) - nn(&s0.bodies[b].w);
+                let w0 = Vector3::new(u0[b][3], u0[b][4], u0[b][5]);
+                let rot = nn(&ws_) - nn(&w0);
                 let g = y.body[b];
                 *w = (
                     Vector3::new(g[0], g[1], g[2]) / h,
@@ -515,17 +590,15 @@ impl<'c> Simulation<'c> {
             let qs: Vec<UnitQuaternion<f64>> = start.bodies.iter().map(|s| s.q).collect();
             wrench_to_joint_torques(model, &qs, &wrenches, &mut ws, &mut out);
             let psi = out.tau.clone();
-            // The real step with ψ.
-            self.state = start;
-            self.fill_external(Some(&psi), None);
+            // The real step with ψ (the improved implicit scheme's stages can't be
+            // re-solved: a full step).
+            if self.stepper.options().drift == Drift::ImprovedImplicit {
+                self.solve_without_feedforward(&root, Some(&psi), None, t)?;
+            } else {
+                self.add_feedforward(Some(&psi), t)?;
+            }
             self.stepper
-                .step(
-                    model,
-                    &mut self.state,
-                    &root,
-                    &self.tracking,
-                    Some(&self.external),
-                )
+                .finish(model, &mut self.state, &root)
                 .map_err(|e| step_error(self.character, e, t))?;
             for (b, us) in u_star.iter().enumerate() {
                 let e = (self.state.bodies[b].twist() - us).amax();
@@ -564,20 +637,8 @@ impl<'c> Simulation<'c> {
         } else {
             None
         };
-        self.fill_external(psi.as_deref(), extra);
-        let err = |e| step_error(self.character, e, t);
-        self.stepper
-            .prepare(
-                model,
-                &self.state,
-                &root,
-                &self.tracking,
-                Some(&self.external),
-            )
-            .map_err(err)?;
-        self.stepper
-            .solve(model, &self.state, &root)
-            .map_err(|e| step_error(self.character, e, t))?;
+        self.solve_without_feedforward(&root, psi.as_deref(), extra, t)?;
+        self.add_feedforward(psi.as_deref(), t)?;
         let mut report = ContactReport::default();
         if !self.balls.is_empty() {
             launch_balls(&mut self.balls, t, h, &model.gravity);
