@@ -25,17 +25,23 @@ pub fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// A "nice" axis maximum ≥ x (1, 2 or 5 × 10^k).
-fn nice_max(x: f64) -> f64 {
-    if x.is_nan() || x <= 0.0 {
-        return 1.0;
-    }
-    let p = 10f64.powf(x.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
+/// A "nice" axis for data up to `x`: (maximum, tick step), the step 1, 2, 2.5 or 5 × 10^k
+/// giving at most 5 intervals, the maximum the first multiple of the step ≥ x; with
+/// `integer` (counts) the step is at least 1.
+fn nice_axis(x: f64, integer: bool) -> (f64, f64) {
+    let x = if x.is_nan() || x <= 0.0 { 1.0 } else { x };
+    let raw = x / 5.0;
+    let p = 10f64.powf(raw.log10().floor());
+    let mut step = [1.0, 2.0, 2.5, 5.0, 10.0]
         .iter()
         .map(|m| m * p)
-        .find(|v| *v >= x * (1.0 - 1e-12))
-        .unwrap_or(10.0 * p)
+        .find(|v| *v >= raw * (1.0 - 1e-12))
+        .unwrap_or(10.0 * p);
+    if integer {
+        step = step.ceil().max(1.0);
+    }
+    let max = (x / step * (1.0 - 1e-12)).ceil().max(1.0) * step;
+    (max, step)
 }
 
 struct Frame {
@@ -46,7 +52,11 @@ struct Frame {
     top: f64,
     bottom: f64,
     x_max: f64,
+    /// Distance between x ticks; ticks stop at `x_ticks_to`.
+    x_step: f64,
+    x_ticks_to: f64,
     y_max: f64,
+    y_step: f64,
 }
 
 impl Frame {
@@ -68,16 +78,25 @@ impl Frame {
             svg,
             r##"<path d="M{x0},{y1} V{y0} H{x1}" fill="none" stroke="#333"/>"##
         );
-        for i in 0..=5 {
-            let xv = self.x_max * i as f64 / 5.0;
-            let yv = self.y_max * i as f64 / 5.0;
-            let (xp, yp) = (self.x(xv), self.y(yv));
+        let nx = (self.x_ticks_to / self.x_step + 1e-9).floor() as usize;
+        for i in 0..=nx {
+            let xv = self.x_step * i as f64;
+            let xp = self.x(xv);
             let _ = write!(
                 svg,
-                r##"<line x1="{xp:.1}" y1="{y0}" x2="{xp:.1}" y2="{:.1}" stroke="#333"/><text x="{xp:.1}" y="{:.1}" text-anchor="middle">{}</text><line x1="{x0}" y1="{yp:.1}" x2="{x1}" y2="{yp:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                r##"<line x1="{xp:.1}" y1="{y0}" x2="{xp:.1}" y2="{:.1}" stroke="#333"/><text x="{xp:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
                 y0 + 4.0,
                 y0 + 16.0,
                 tick(xv),
+            );
+        }
+        let ny = (self.y_max / self.y_step + 1e-9).floor() as usize;
+        for i in 0..=ny {
+            let yv = self.y_step * i as f64;
+            let yp = self.y(yv);
+            let _ = write!(
+                svg,
+                r##"<line x1="{x0}" y1="{yp:.1}" x2="{x1}" y2="{yp:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
                 x0 - 5.0,
                 yp + 4.0,
                 tick(yv)
@@ -129,8 +148,20 @@ pub fn deviation_plot(curves: &[(String, f64, Vec<f64>)]) -> String {
         right: 250.0,
         top: 12.0,
         bottom: 36.0,
-        x_max: nice_max(t_max),
-        y_max: nice_max(d_max),
+        x_max: 0.0,
+        x_step: 0.0,
+        x_ticks_to: 0.0,
+        y_max: 0.0,
+        y_step: 0.0,
+    };
+    let ((x_max, x_step), (y_max, y_step)) = (nice_axis(t_max, false), nice_axis(d_max, false));
+    let f = Frame {
+        x_max,
+        x_step,
+        x_ticks_to: x_max,
+        y_max,
+        y_step,
+        ..f
     };
     let mut svg = svg_open(f.w, f.h, "Largest joint deviation over time");
     f.axes(&mut svg, "time (s)", "max joint deviation (°)");
@@ -191,8 +222,14 @@ pub fn recovery_histogram(times: &[f64], never: usize, bin: f64) -> String {
         top: 12.0,
         bottom: 36.0,
         x_max: (bins + 1) as f64 * bin,
-        y_max: nice_max(*counts.iter().max().unwrap_or(&1) as f64),
+        // ticks on bin edges (every k-th when there are many), none under "never"
+        x_step: bin * bins.div_ceil(10) as f64,
+        x_ticks_to: bins as f64 * bin,
+        y_max: 0.0,
+        y_step: 0.0,
     };
+    let (y_max, y_step) = nice_axis(*counts.iter().max().unwrap_or(&1) as f64, true);
+    let f = Frame { y_max, y_step, ..f };
     let mut svg = svg_open(f.w, f.h, "Recovery times");
     f.axes(
         &mut svg,
@@ -203,7 +240,7 @@ pub fn recovery_histogram(times: &[f64], never: usize, bin: f64) -> String {
         svg,
         r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#d62728">never</text>"##,
         f.x((bins as f64 + 0.5) * bin),
-        f.y(0.0) - 4.0 - (f.y(0.0) - f.y(never as f64)).max(0.0)
+        f.y(0.0) + 16.0
     );
     for (i, c) in counts.iter().enumerate() {
         let (x0, x1) = (f.x(i as f64 * bin) + 1.0, f.x((i + 1) as f64 * bin) - 1.0);
@@ -278,7 +315,7 @@ tr.skipped td {{ color: #666; }}
 <h1>jostle batch report</h1>
 <p>Library <code>{}</code>{} · {}</p>
 <details><summary>options</summary><pre>{}</pre></details>
-<p class="totals"><span><b>{}</b> clips</span><span><b>{}</b> ok</span><span><b>{}</b> failed</span><span><b>{}</b> skipped</span><span>{:.1} simulated s in {:.1} wall s ({:.1} clips/min, {:.1} sim s per wall s)</span></p>
+<p class="totals"><span><b>{}</b> clips</span><span><b>{}</b> ok</span><span><b>{}</b> failed</span><span><b>{}</b> skipped</span><span>{}</span></p>
 "#,
         escape(&s.library),
         s.shard
@@ -290,10 +327,7 @@ tr.skipped td {{ color: #666; }}
         t.ok,
         t.failed,
         t.skipped,
-        t.simulated_s,
-        t.wall_s,
-        t.clips_per_min,
-        t.sim_s_per_wall_s
+        escape(&t.throughput_text())
     );
     if curves.is_empty() {
         h += "<p>No successful clips to plot.</p>\n";
@@ -362,14 +396,24 @@ mod tests {
             })
             .collect();
         assert_eq!(counts, vec![2, 1, 0, 0, 1, 2]);
+        // x ticks on the bin edges, "never" under the last bar
+        for edge in [
+            ">0<", ">0.25<", ">0.5<", ">0.75<", ">1<", ">1.25<", ">never<",
+        ] {
+            assert!(svg.contains(edge), "no tick {edge}");
+        }
+        assert!(!svg.contains(">0.3<") && !svg.contains(">1.5<"));
     }
 
     #[test]
     fn axes_are_nice_and_text_is_escaped() {
-        assert_eq!(nice_max(3.2), 5.0);
-        assert_eq!(nice_max(0.7), 1.0);
-        assert_eq!(nice_max(20.0), 20.0);
-        assert_eq!(nice_max(0.0), 1.0);
+        assert_eq!(nice_axis(22.9, false), (25.0, 5.0));
+        assert_eq!(nice_axis(3.2, false), (4.0, 1.0));
+        assert_eq!(nice_axis(0.7, false), (0.8, 0.2));
+        assert_eq!(nice_axis(20.0, false), (20.0, 5.0));
+        assert_eq!(nice_axis(0.0, false), (1.0, 0.2));
+        assert_eq!(nice_axis(7.0, true), (8.0, 2.0));
+        assert_eq!(nice_axis(1.0, true), (1.0, 1.0));
         assert_eq!(escape("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
         let svg = deviation_plot(&[("a<b>.bvh".into(), 0.05, vec![0.0, 3.0, 1.0])]);
         assert!(svg.contains("a&lt;b&gt;.bvh") && !svg.contains("a<b>"));

@@ -134,6 +134,20 @@ pub struct Totals {
     pub sim_s_per_wall_s: f64,
 }
 
+impl Totals {
+    /// One line on throughput for the terminal and the report.
+    pub fn throughput_text(&self) -> String {
+        if self.ok + self.failed == 0 {
+            return "nothing to do: every clip's outputs are up to date (--force redoes them)"
+                .into();
+        }
+        format!(
+            "{:.1} simulated s in {:.1} wall s ({:.0} clips/min, {:.1} sim s per wall s)",
+            self.simulated_s, self.wall_s, self.clips_per_min, self.sim_s_per_wall_s
+        )
+    }
+}
+
 /// A batch summary (`summary.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -352,6 +366,22 @@ pub fn merge_shards(out: &Path) -> Result<Summary, MergeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn throughput_line_says_when_nothing_was_done() {
+        let mut t = Totals {
+            clips: 3,
+            skipped: 3,
+            ..Default::default()
+        };
+        assert!(t.throughput_text().contains("up to date"));
+        (t.ok, t.skipped, t.simulated_s, t.wall_s) = (3, 0, 30.0, 2.0);
+        (t.clips_per_min, t.sim_s_per_wall_s) = (90.0, 15.0);
+        assert_eq!(
+            t.throughput_text(),
+            "30.0 simulated s in 2.0 wall s (90 clips/min, 15.0 sim s per wall s)"
+        );
+    }
 
     #[test]
     fn csv_quotes_fields_that_need_it() {

@@ -90,15 +90,12 @@ fn clip_line(r: &ClipRow) -> String {
 fn finish(summary: &Summary, written: &[PathBuf]) -> anyhow::Result<()> {
     let t = &summary.totals;
     eprintln!(
-        "{} clips: {} ok, {} skipped, {} failed; {:.1} simulated s in {:.1} s ({:.0} clips/min, {:.1} sim s per wall s)",
+        "{} clips: {} ok, {} skipped, {} failed; {}",
         t.clips,
         t.ok,
         t.skipped,
         t.failed,
-        t.simulated_s,
-        t.wall_s,
-        t.clips_per_min,
-        t.sim_s_per_wall_s
+        t.throughput_text()
     );
     for p in written {
         eprintln!("wrote {}", p.display());
