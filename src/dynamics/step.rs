@@ -13,7 +13,8 @@
 //! asks otherwise ([`Drift`]). λ are impulses (N·s, N·m·s). Applied forces: gravity,
 //! optional external wrenches per body (explicit), and joint torques from a
 //! [`JointTorque`] provider whose gradients are estimated numerically per joint
-//! ([`GradientEstimator::torque_gradient`], 24 torque evaluations per joint); a torque
+//! ([`GradientEstimator::torque_gradient`], 24 torque evaluations per joint; 15 if the
+//! provider declares itself affine in the relative ω); a torque
 //! couples only its joint's two bodies, so M̃ has the tree's block sparsity and the
 //! system is factored in O(n) by [`BlockTree`].
 //!
@@ -37,7 +38,7 @@
 //! energy change is ω⁺ᵀ(impulse) − ½|ω⁺ − ω|²_I: the step stays dissipative.
 //! Set [`StepOptions::gyroscopic_iterations`] to 0 for the plain linearly implicit step.
 
-use super::gradient::{GradientEstimator, GradientOptions, TorqueGradient};
+use super::gradient::{GradientEstimator, GradientOptions, OmegaStructure, TorqueGradient};
 use super::kkt::{BlockTree, KktError, KktVector, joint_rows};
 use super::stabilize::{
     Drift, PostStabilizationReport, constraint_error, post_stabilize, root_error,
@@ -439,9 +440,17 @@ impl Stepper {
                 continue;
             }
             let tau = torques.torque(b, sa, sb, t);
-            let tg = self
-                .grad
-                .torque_gradient(|pa, pb| torques.torque(b, pa, pb, t), sa, sb);
+            let omega = OmegaStructure {
+                affine: torques.affine_in_angular_velocity(),
+                relative: torques.relative_angular_velocity_only(),
+            };
+            let tg = self.grad.torque_gradient_structured(
+                |pa, pb| torques.torque(b, pa, pb, t),
+                sa,
+                sb,
+                &tau,
+                omega,
+            );
             let finite = tau.iter().all(|v| v.is_finite())
                 && tg
                     .d_theta
