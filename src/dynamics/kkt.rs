@@ -952,6 +952,29 @@ mod tests {
     }
 
     #[test]
+    fn invert_matches_lu_inverse_and_rejects_singular() {
+        let mut seed = 7;
+        for trial in 0..50 {
+            let mut m = Matrix6::from_fn(|_, _| lcg(&mut seed));
+            if trial % 3 == 0 {
+                // needs row exchanges: a zero leading pivot
+                m[(0, 0)] = 0.0;
+                m.swap_rows(1, 4);
+            }
+            let want = m.try_inverse().unwrap();
+            let got = invert::<6>(&m, BLOCK_PIVOT_TOLERANCE).unwrap();
+            assert!((got - want).amax() < 1e-9 * want.amax(), "trial {trial}");
+            assert!((got * m - Matrix6::identity()).amax() < 1e-10);
+            let m3: Matrix3<f64> = m.fixed_view::<3, 3>(1, 2).into_owned();
+            let got3 = invert::<3>(&m3, BLOCK_PIVOT_TOLERANCE).unwrap();
+            assert!((got3 * m3 - Matrix3::identity()).amax() < 1e-10);
+        }
+        let mut m = Matrix6::identity();
+        m[(5, 5)] = 0.0;
+        assert!(invert::<6>(&m, BLOCK_PIVOT_TOLERANCE).is_none());
+    }
+
+    #[test]
     fn rejects_bad_trees() {
         assert!(matches!(
             BlockTree::new(&[Some(1), None]),
