@@ -13,7 +13,7 @@ pub mod step;
 pub mod torque;
 
 pub use gradient::{
-    Dependence, GradientEstimator, GradientOptions, OmegaStructure, PairGradient, TorqueGradient,
+    Dependence, GradientEstimator, GradientOptions, PairGradient, TorqueGradient, TorqueStructure,
 };
 pub use inverse::{InverseWorkspace, JointTorques, inertial_wrench, inverse_dynamics};
 pub use kkt::{BlockTree, KktError, KktVector, joint_rows};

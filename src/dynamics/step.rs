@@ -13,8 +13,8 @@
 //! asks otherwise ([`Drift`]). λ are impulses (N·s, N·m·s). Applied forces: gravity,
 //! optional external wrenches per body (explicit), and joint torques from a
 //! [`JointTorque`] provider whose gradients are estimated numerically per joint
-//! ([`GradientEstimator::torque_gradient`], 24 torque evaluations per joint; 15 if the
-//! provider declares itself affine in the relative ω); a torque
+//! ([`GradientEstimator::torque_gradient`], 24 torque evaluations per joint; 9 if the
+//! provider declares itself affine in the relative ω and frame-indifferent); a torque
 //! couples only its joint's two bodies, so M̃ has the tree's block sparsity and the
 //! system is factored in O(n) by [`BlockTree`].
 //!
@@ -38,7 +38,7 @@
 //! energy change is ω⁺ᵀ(impulse) − ½|ω⁺ − ω|²_I: the step stays dissipative.
 //! Set [`StepOptions::gyroscopic_iterations`] to 0 for the plain linearly implicit step.
 
-use super::gradient::{GradientEstimator, GradientOptions, OmegaStructure, TorqueGradient};
+use super::gradient::{GradientEstimator, GradientOptions, TorqueGradient, TorqueStructure};
 use super::kkt::{BlockTree, KktError, KktVector, joint_rows};
 use super::stabilize::{
     Drift, PostStabilizationReport, constraint_error, post_stabilize, root_error,
@@ -440,16 +440,17 @@ impl Stepper {
                 continue;
             }
             let tau = torques.torque(b, sa, sb, t);
-            let omega = OmegaStructure {
+            let structure = TorqueStructure {
                 affine: torques.affine_in_angular_velocity(),
                 relative: torques.relative_angular_velocity_only(),
+                frame_indifferent: torques.frame_indifferent(),
             };
             let tg = self.grad.torque_gradient_structured(
                 |pa, pb| torques.torque(b, pa, pb, t),
                 sa,
                 sb,
                 &tau,
-                omega,
+                structure,
             );
             let finite = tau.iter().all(|v| v.is_finite())
                 && tg

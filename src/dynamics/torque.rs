@@ -40,6 +40,16 @@ pub trait JointTorque {
     fn relative_angular_velocity_only(&self) -> bool {
         false
     }
+
+    /// True if every joint's torque is frame-indifferent: turning both bodies and their
+    /// angular velocities by any rotation G turns the torque by G (it reads only the
+    /// bodies' relative state, no fixed world direction). The step then perturbs only
+    /// the child's orientation and obtains ∂τ/∂δθ_parent from that identity
+    /// ([`GradientEstimator::torque_gradient_structured`](super::gradient::GradientEstimator::torque_gradient_structured)).
+    /// Claiming it wrongly gives a wrong ∂τ/∂δθ_parent. Default: false.
+    fn frame_indifferent(&self) -> bool {
+        false
+    }
 }
 
 /// No joint torques: a passive ragdoll.
@@ -112,6 +122,10 @@ impl JointTorque for SpringDamper {
     }
     /// … and relative.
     fn relative_angular_velocity_only(&self) -> bool {
+        true
+    }
+    /// The world rotation vector of R_b Q0⁻¹ R_a⁻¹ turns with the bodies.
+    fn frame_indifferent(&self) -> bool {
         true
     }
 }
