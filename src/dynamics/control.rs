@@ -186,6 +186,27 @@ impl JointTorque for Tracking {
     fn is_active(&self, body: usize) -> bool {
         self.enabled && self.joints.get(body).is_some_and(|j| j.is_some())
     }
+
+    /// The damping term of every joint type is linear in ω at fixed orientations: the
+    /// rates are projections of ω_b − ω_a on axes that depend on R_a, R_b only (ball:
+    /// R_a⁻¹(ω_b − ω_a); hinge: n·(ω_b − ω_a); universal: a least-squares split on n₁, n₂),
+    /// and the output frame (R_a, n₁, n₂) does not depend on ω.
+    fn affine_in_angular_velocity(&self) -> bool {
+        true
+    }
+
+    /// Every joint type reads ω only as ω_b − ω_a (`w_rel_world` in
+    /// [`feedback`](Tracking::feedback)).
+    fn relative_angular_velocity_only(&self) -> bool {
+        true
+    }
+
+    /// Errors and rates are read in the parent's frame or on body-fixed axes (R_a⁻¹R_b,
+    /// R_a⁻¹(ω_b − ω_a), n = R_a·axis) and the torque is put back with those axes, so it
+    /// turns with the two bodies.
+    fn frame_indifferent(&self) -> bool {
+        true
+    }
 }
 
 /// World torque on body `b` (the child; its parent gets the opposite) of body-relative
@@ -237,4 +258,69 @@ pub fn gravity_stiffness(
             _ => 0.0,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dynamics::gradient::{GradientEstimator, TorqueStructure};
+    use crate::sim::models::{humanoid, humanoid_state};
+
+    /// The cheaper gradient the step uses for [`Tracking`] (it declares itself affine in
+    /// the relative ω and frame-indifferent) agrees with the general central differences
+    /// on every joint type, away from the targets and at different stiffnesses per DOF.
+    #[test]
+    fn tracking_structured_gradient_matches_central_differences() {
+        let model = humanoid();
+        let state = humanoid_state(
+            &model,
+            Vector3::new(0.5, 0.0, 0.2),
+            Vector3::new(0.3, -0.6, 0.4),
+        );
+        let mut tr = Tracking::new(&model, &Gains::default());
+        assert!(tr.affine_in_angular_velocity());
+        let mut kinds = [false; 3];
+        for (b, body) in model.bodies.iter().enumerate() {
+            let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else {
+                continue;
+            };
+            kinds[j.kind as usize] = true;
+            let jm = JointMotion {
+                q_rel: j.rest_rel
+                    * UnitQuaternion::from_scaled_axis(Vector3::new(0.2, -0.1, 0.15 * b as f64)),
+                w: Vector3::new(1.0, -2.0, 0.5),
+                dw: Vector3::zeros(),
+            };
+            tr.set_target(b, &jm);
+            tr.stiffness[b] = [150.0 + b as f64, 80.0, 300.0];
+            let (sa, sb) = (&state.bodies[a], &state.bodies[b]);
+            let tau = |pa: &BodyState, pb: &BodyState| tr.torque(b, pa, pb, 0.0);
+            let est = GradientEstimator::default();
+            let central = est.torque_gradient(tau, sa, sb);
+            let structure = TorqueStructure {
+                affine: tr.affine_in_angular_velocity(),
+                relative: tr.relative_angular_velocity_only(),
+                frame_indifferent: tr.frame_indifferent(),
+            };
+            assert_eq!(structure, TorqueStructure::PD);
+            let fast = est.torque_gradient_structured(tau, sa, sb, &tau(sa, sb), structure);
+            for k in 0..2 {
+                for (f, c) in [
+                    (fast.d_theta[k], central.d_theta[k]),
+                    (fast.d_omega[k], central.d_omega[k]),
+                ] {
+                    let scale = c.amax().max(1.0);
+                    let err = (f - c).amax();
+                    assert!(
+                        err < 1e-9 * scale,
+                        "body {b} side {k}: {err:e} of {scale:e}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            kinds, [true; 3],
+            "ball, hinge and universal joints all checked"
+        );
+    }
 }

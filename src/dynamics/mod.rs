@@ -12,7 +12,9 @@ pub mod state;
 pub mod step;
 pub mod torque;
 
-pub use gradient::{Dependence, GradientEstimator, GradientOptions, PairGradient, TorqueGradient};
+pub use gradient::{
+    Dependence, GradientEstimator, GradientOptions, PairGradient, TorqueGradient, TorqueStructure,
+};
 pub use inverse::{InverseWorkspace, JointTorques, inertial_wrench, inverse_dynamics};
 pub use kkt::{BlockTree, KktError, KktVector, joint_rows};
 pub use stabilize::{Drift, PostStabilizationReport};

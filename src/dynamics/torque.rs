@@ -22,6 +22,34 @@ pub trait JointTorque {
     fn is_active(&self, _body: usize) -> bool {
         true
     }
+
+    /// True if, at fixed orientations, every joint's torque is an affine function of the
+    /// two angular velocities (τ = A(R_a, R_b) ω_a + B(R_a, R_b) ω_b + c(R_a, R_b, t), as
+    /// for PD damping). The step then estimates ∂τ/∂ω by forward differences from the
+    /// unperturbed torque (exact for such τ up to round-off) instead of central ones.
+    /// Claiming it for a torque that is not affine in ω makes ∂τ/∂ω first-order accurate
+    /// only. Default: false.
+    fn affine_in_angular_velocity(&self) -> bool {
+        false
+    }
+
+    /// True if every joint's torque depends on the angular velocities only through the
+    /// relative one, ω_child − ω_parent (rad/s): the step then perturbs only the child's
+    /// ω and takes ∂τ/∂ω_parent = −∂τ/∂ω_child. Claiming it wrongly drops the torque's
+    /// own dependence on ω_parent from the implicit step. Default: false.
+    fn relative_angular_velocity_only(&self) -> bool {
+        false
+    }
+
+    /// True if every joint's torque is frame-indifferent: turning both bodies and their
+    /// angular velocities by any rotation G turns the torque by G (it reads only the
+    /// bodies' relative state, no fixed world direction). The step then perturbs only
+    /// the child's orientation and obtains ∂τ/∂δθ_parent from that identity
+    /// ([`GradientEstimator::torque_gradient_structured`](super::gradient::GradientEstimator::torque_gradient_structured)).
+    /// Claiming it wrongly gives a wrong ∂τ/∂δθ_parent. Default: false.
+    fn frame_indifferent(&self) -> bool {
+        false
+    }
 }
 
 /// No joint torques: a passive ragdoll.
@@ -87,5 +115,17 @@ impl JointTorque for SpringDamper {
     }
     fn is_active(&self, _body: usize) -> bool {
         self.stiffness != 0.0 || self.damping != 0.0
+    }
+    /// −d (ω_b − ω_a) is linear in ω …
+    fn affine_in_angular_velocity(&self) -> bool {
+        true
+    }
+    /// … and relative.
+    fn relative_angular_velocity_only(&self) -> bool {
+        true
+    }
+    /// The world rotation vector of R_b Q0⁻¹ R_a⁻¹ turns with the bodies.
+    fn frame_indifferent(&self) -> bool {
+        true
     }
 }
