@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use jostle::Character;
 use jostle::dynamics::control::Gains;
 use jostle::dynamics::stabilize::Drift;
-use jostle::sim::{SimOptions, Simulation};
+use jostle::sim::{RootMode, SimOptions, Simulation, SpringTuning};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -21,6 +21,16 @@ pub enum DriftArg {
     Post,
     /// Hong, Welch & Choi's improved implicit scheme.
     Improved,
+}
+
+/// How the root (pelvis) is held.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum RootArg {
+    /// Pinned to its mocap path by hard constraints (the thesis): trunk hits barely show.
+    Pinned,
+    /// Held to its mocap path by a critically damped spring (see --root-hz): a push moves
+    /// the pelvis. Not yet with feet on the ground: the whole figure sways.
+    Spring,
 }
 
 /// Arguments shared by the commands that simulate.
@@ -53,6 +63,13 @@ pub struct SimArgs {
     /// Run without the feedforward torques (feedback only).
     #[arg(long)]
     pub no_feedforward: bool,
+    /// How the root (pelvis) is held: `pinned` to its mocap path, or by a `spring`.
+    #[arg(long, value_enum, default_value_t = RootArg::Pinned)]
+    pub root: RootArg,
+    /// Natural frequency of the root spring's translation, Hz (stiffness = mass × ω²,
+    /// critically damped); rotation uses twice this frequency with the figure's inertia.
+    #[arg(long, default_value_t = SpringTuning::default().linear_hz)]
+    pub root_hz: f64,
 }
 
 impl SimArgs {
@@ -91,6 +108,20 @@ impl SimArgs {
             },
             feedforward: !self.no_feedforward,
             feedback: !self.no_feedback,
+            root: match self.root {
+                RootArg::Pinned => RootMode::Pinned,
+                RootArg::Spring => {
+                    let tuning = SpringTuning {
+                        linear_hz: self.root_hz,
+                        angular_hz: 2.0 * self.root_hz,
+                        ..SpringTuning::default()
+                    };
+                    tuning
+                        .validate()
+                        .map_err(|e| anyhow::anyhow!("--root-hz: {e}"))?;
+                    RootMode::Spring(tuning)
+                }
+            },
         })
     }
 }

@@ -19,5 +19,5 @@ pub use inverse::{InverseWorkspace, JointTorques, inertial_wrench, inverse_dynam
 pub use kkt::{BlockTree, KktError, KktVector, joint_rows};
 pub use stabilize::{Drift, PostStabilizationReport};
 pub use state::{BodyState, State, rotation_vector};
-pub use step::{Root, RootTarget, StepError, StepOptions, StepReport, Stepper};
+pub use step::{Root, RootSpring, RootTarget, StepError, StepOptions, StepReport, Stepper};
 pub use torque::{JointTorque, NoTorque, SpringDamper};

@@ -74,6 +74,38 @@ impl RootTarget {
     }
 }
 
+/// A root held to a prescribed motion by a 6-DOF spring-damper instead of hard rows
+/// (METHOD §12.3, the "hand of god" a push can overcome), plus a known impulse over the
+/// step (the inverse dynamics' root wrench × h: the support the recorded motion needs).
+/// The wrench is linear in the state, so the step's gradient is exact: the root's block
+/// of M̃ gains `h·D + h²·K` per axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RootSpring {
+    /// Pose and twist the spring pulls toward, at the end of the step.
+    pub target: RootTarget,
+    /// Translational stiffness, N/m.
+    pub k_linear: f64,
+    /// Translational damping, N·s/m.
+    pub d_linear: f64,
+    /// Rotational stiffness, N·m/rad.
+    pub k_angular: f64,
+    /// Rotational damping, N·m·s/rad.
+    pub d_angular: f64,
+    /// Known impulse on the root over the step (world; N·s, then N·m·s about its COM).
+    pub impulse: Vector6<f64>,
+}
+
+impl RootSpring {
+    /// The spring-damper's wrench (world; N, then N·m about the COM) on a root at `s`.
+    pub fn wrench(&self, s: &BodyState) -> Vector6<f64> {
+        let t = &self.target;
+        let f = (t.x - s.x) * self.k_linear + (t.v - s.v) * self.d_linear;
+        let tq = (t.q * s.q.inverse()).scaled_axis() * self.k_angular
+            + (t.w - s.w) * self.d_angular;
+        Vector6::new(f.x, f.y, f.z, tq.x, tq.y, tq.z)
+    }
+}
+
 /// How body 0 (the root) is driven.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Root {
@@ -83,13 +115,16 @@ pub enum Root {
     /// Pinned to a prescribed motion (METHOD §4 root rows, J_r = I₆): the twist is
     /// enforced at the velocity level and the pose error is fed to the drift control.
     Pinned(RootTarget),
+    /// Held by a spring-damper toward a prescribed motion: no root rows.
+    Spring(RootSpring),
 }
 
 impl Root {
-    /// The target of a pinned root.
+    /// The target of a pinned root (`None` for a free or spring-held root, which have no
+    /// root rows).
     pub fn target(&self) -> Option<&RootTarget> {
         match self {
-            Root::Free => None,
+            Root::Free | Root::Spring(_) => None,
             Root::Pinned(t) => Some(t),
         }
     }
@@ -522,6 +557,31 @@ impl Stepper {
         }
     }
 
+    /// The root spring-damper, backward Euler: with F(x⁺, v⁺) = K(x_d − x − h v⁺) +
+    /// D(v_d − v⁺) the momentum row M(v⁺ − v) = h F + impulse becomes
+    /// (M + hD + h²K) v⁺ = M v + hK(x_d − x) + hD v_d + impulse; the same per rotation axis
+    /// with θ_err(R⁺) ≈ θ_err(R) − hω⁺ (θ_err the rotation vector of R_d R⁻¹).
+    fn add_root_spring(
+        spring: &RootSpring,
+        s: &BodyState,
+        h: f64,
+        kkt: &mut BlockTree,
+        rhs: &mut [Vector6<f64>],
+    ) {
+        let t = &spring.target;
+        let lin = h * spring.d_linear + h * h * spring.k_linear;
+        let ang = h * spring.d_angular + h * h * spring.k_angular;
+        let d = kkt.diag_mut(0);
+        for k in 0..3 {
+            d[(k, k)] += lin;
+            d[(3 + k, 3 + k)] += ang;
+        }
+        let f = (t.x - s.x) * (h * spring.k_linear) + t.v * (h * spring.d_linear);
+        let tq = (t.q * s.q.inverse()).scaled_axis() * (h * spring.k_angular)
+            + t.w * (h * spring.d_angular);
+        rhs[0] += Vector6::new(f.x, f.y, f.z, tq.x, tq.y, tq.z) + spring.impulse;
+    }
+
     /// Mass part of the momentum rows: diag(m I, `iw_new`) on the diagonal, zero
     /// couplings, and rhs = M u + he f.
     fn add_mass_terms(
@@ -586,6 +646,14 @@ impl Stepper {
             &mut self.kkt,
             &mut self.rhs_lin,
         );
+        if let Root::Spring(spring) = root {
+            if improved {
+                return Err(StepError::BadInput(
+                    "a spring-held root is not available with the improved implicit scheme".into(),
+                ));
+            }
+            Self::add_root_spring(spring, &state.bodies[0], h, &mut self.kkt, &mut self.rhs_lin);
+        }
         for b in 0..n {
             let s = &state.bodies[b];
             let lin = self.gyro_jac[b] * s.w - self.gyro_n0[b];
@@ -745,6 +813,17 @@ impl Stepper {
             .map_err(|e| StepError::Singular { t, source: e })?;
         self.u_new.copy_from_slice(&self.sol.body);
         Ok(())
+    }
+
+    /// The impulse the root rows of a pinned root exert on the root over the last
+    /// [`solve`](Self::solve) (world; N·s, then N·m·s about its COM): the "hand of god"
+    /// of that step. Zero for a free or spring-held root.
+    pub fn root_impulse(&self) -> Vector6<f64> {
+        if self.kkt.rows(0) == 6 {
+            self.sol.rows[0]
+        } else {
+            Vector6::zeros()
+        }
     }
 
     /// Velocities u⁺ (per body: v, ω) found by the last [`solve`](Self::solve), before the

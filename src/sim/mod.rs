@@ -6,9 +6,11 @@ pub mod drift;
 pub mod metrics;
 pub mod models;
 pub mod random_throws;
+pub mod root;
 pub mod run;
 pub mod scenario;
 pub mod trajectory;
 
 pub use run::{Feedforward, Record, SimError, SimOptions, Simulation, Snapshot};
+pub use root::{RootMode, SpringTuning};
 pub use trajectory::{BallTrack, BodyPose, Trajectory};

@@ -28,6 +28,7 @@ use crate::motion::reference::{JointTargets, ReferenceScratch};
 use crate::sim::balls::{
     Ball, ContactOptions, ContactReport, ContactWorkspace, contact_phase, launch_balls,
 };
+use crate::sim::root::{RootMode, SpringScale};
 use crate::sim::{BallTrack, BodyPose, Trajectory};
 use nalgebra::{UnitQuaternion, Vector3, Vector6};
 
@@ -44,6 +45,8 @@ pub struct SimOptions {
     pub feedforward: bool,
     /// Apply the PD feedback γ.
     pub feedback: bool,
+    /// How the root is held (pinned to its mocap path, or by a spring).
+    pub root: RootMode,
 }
 
 impl Default for SimOptions {
@@ -54,6 +57,7 @@ impl Default for SimOptions {
             drift: Drift::PostStabilization,
             feedforward: true,
             feedback: true,
+            root: RootMode::Pinned,
         }
     }
 }
@@ -95,6 +99,9 @@ pub struct Feedforward {
     pub psi: Vec<Vec<f64>>,
     /// Per step k: stiffness per DOF (N·m/rad), from the continuous inverse dynamics.
     pub stiffness: Vec<Vec<f64>>,
+    /// Per step k: the impulse the pinned root's rows gave the root in the step with ψ
+    /// (world; N·s, then N·m·s about its COM): the support a spring-held root receives.
+    pub root_impulse: Vec<Vector6<f64>>,
     /// Largest |u⁺ − u*| over the precompute (m/s or rad/s): how exactly the step with ψ
     /// lands on its target.
     pub max_landing_error: f64,
@@ -174,6 +181,7 @@ pub struct Simulation<'c> {
     /// The wrenches of ψ_k alone (added by re-solving the step, see [`Self::step`]).
     feedforward_wrench: Vec<(Vector3<f64>, Vector3<f64>)>,
     offsets: Vec<usize>,
+    spring_scale: SpringScale,
 }
 
 /// Add ψ's joint torques (body-relative, N·m) as equal and opposite world torques on each
@@ -237,7 +245,21 @@ impl<'c> Simulation<'c> {
                 opts.step
             )));
         }
-        let mut sim = Self::bare(character, opts, None)?;
+        if let RootMode::Spring(tuning) = &opts.root {
+            tuning.validate().map_err(SimError::Settings)?;
+            if opts.drift == Drift::ImprovedImplicit {
+                return Err(SimError::Settings(
+                    "a spring-held root needs --drift post, baumgarte or none".into(),
+                ));
+            }
+        }
+        // The feedforward is the discrete inverse dynamics of the pinned figure: its root
+        // rows' impulses are what a spring-held root then receives.
+        let pinned = SimOptions {
+            root: RootMode::Pinned,
+            ..opts
+        };
+        let mut sim = Self::bare(character, pinned, None)?;
         let ff = sim.compute_feedforward()?;
         let mut sim = Self::bare(character, opts, Some(ff))?;
         sim.reset();
@@ -289,11 +311,19 @@ impl<'c> Simulation<'c> {
                 Feedforward {
                     h: opts.step,
                     psi: vec![],
+                    root_impulse: vec![],
                     stiffness,
                     max_landing_error: 0.0,
                     worst_landing_time: 0.0,
                 }
             }
+        };
+        let spring_scale = {
+            let mut kin0 = vec![BodyKinematics::default(); model.num_bodies()];
+            character
+                .reference
+                .sample(model, 0.0, &mut ReferenceScratch::default(), &mut kin0);
+            SpringScale::of(model, &kin0)
         };
         let mut tracking = Tracking::new(model, &opts.gains);
         tracking.enabled = opts.feedback;
@@ -318,6 +348,7 @@ impl<'c> Simulation<'c> {
             external: vec![(Vector3::zeros(), Vector3::zeros()); n],
             feedforward_wrench: vec![(Vector3::zeros(), Vector3::zeros()); n],
             offsets: model.dof_offsets(),
+            spring_scale,
         };
         sim.reset();
         Ok(sim)
@@ -428,7 +459,19 @@ impl<'c> Simulation<'c> {
                 }
             }
         }
-        Root::Pinned(root_target(&self.kin[0]))
+        let target = root_target(&self.kin[0]);
+        match &self.opts.root {
+            RootMode::Pinned => Root::Pinned(target),
+            RootMode::Spring(tuning) => {
+                let impulse = self
+                    .feedforward
+                    .root_impulse
+                    .get(self.k)
+                    .copied()
+                    .unwrap_or_else(Vector6::zeros);
+                Root::Spring(self.spring_scale.spring(tuning, target, impulse))
+            }
+        }
     }
 
     /// External wrenches of the step: `extra` (world; per body force N, torque about the
@@ -508,6 +551,7 @@ impl<'c> Simulation<'c> {
         let h = self.opts.step;
         let steps = self.num_steps();
         let mut psi_all = Vec::with_capacity(steps);
+        let mut root_impulse_all = Vec::with_capacity(steps);
         let parents: Vec<Option<usize>> = model.bodies.iter().map(|b| b.parent).collect();
         let mut proj = BlockTree::new(&parents).map_err(|e| SimError::Settings(e.to_string()))?;
         let mut x = KktVector::zeros(n);
@@ -597,6 +641,7 @@ impl<'c> Simulation<'c> {
             } else {
                 self.add_feedforward(Some(&psi), t)?;
             }
+            root_impulse_all.push(self.stepper.root_impulse());
             self.stepper
                 .finish(model, &mut self.state, &root)
                 .map_err(|e| step_error(self.character, e, t))?;
@@ -614,12 +659,14 @@ impl<'c> Simulation<'c> {
             Feedforward {
                 h,
                 psi: vec![],
+                root_impulse: vec![],
                 stiffness: vec![],
                 max_landing_error: 0.0,
                 worst_landing_time: 0.0,
             },
         );
         ff.psi = psi_all;
+        ff.root_impulse = root_impulse_all;
         ff.max_landing_error = landing;
         ff.worst_landing_time = worst_at;
         Ok(ff)
