@@ -1,8 +1,10 @@
-//! `jostle batch` over the shared real clips plus broken files: outputs, summary rows,
-//! exit code, resume, shards + merge, determinism, interruption.
+//! `jostle batch` over the repo's demo clips and over the shared real clips (skipped when
+//! ../shared/mocap is absent) plus broken files: outputs, summary rows, exit code, resume,
+//! shards + merge, determinism, interruption.
 
 mod common;
 
+use jostle::mocap::{load_bvh, write_bvh};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -19,25 +21,18 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-/// The shared clips (linked, never copied) under `good/`, and three broken files.
-fn library(root: &Path) -> (Vec<String>, Vec<String>) {
+/// The clips `sources` (linked, never copied) under `good/`, and three broken files.
+fn library(root: &Path, sources: &[PathBuf]) -> (Vec<String>, Vec<String>) {
     let good_dir = root.join("good");
     let bad_dir = root.join("broken");
     std::fs::create_dir_all(&good_dir).unwrap();
     std::fs::create_dir_all(&bad_dir).unwrap();
     let mut good = vec![];
-    let mut names: Vec<PathBuf> = std::fs::read_dir(common::shared_dir())
-        .expect("../shared/mocap")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bvh"))
-        .collect();
-    names.sort();
-    for p in names {
+    for p in sources {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         std::os::unix::fs::symlink(p.canonicalize().unwrap(), good_dir.join(&name)).unwrap();
         good.push(format!("good/{name}"));
     }
-    assert!(good.len() >= 20, "expected the 20 shared clips");
     let demo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/mocap/demo_walk.bvh"))
         .unwrap();
     std::fs::write(bad_dir.join("truncated.bvh"), &demo[..demo.len() / 2]).unwrap();
@@ -104,9 +99,32 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn batch_over_the_shared_library() {
-    let root = tmp("lib");
+    let Some(shared) = common::shared_dir_or_skip() else {
+        return;
+    };
+    let mut names: Vec<PathBuf> = std::fs::read_dir(shared)
+        .expect("the shared clip folder")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bvh"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 20, "expected the 20 shared clips");
+    batch_over("lib", &names);
+}
+
+/// The same checks on the repo's two demo clips (a fresh clone's batch run; ~1 s).
+#[test]
+fn batch_over_the_demo_clips() {
+    batch_over("demo", &common::repo_clips());
+}
+
+/// A library of `sources` plus three broken files, run whole, again (resumed), in two
+/// shards merged, with another seed and with changed options.
+fn batch_over(tag: &str, sources: &[PathBuf]) {
+    let root = tmp(tag);
     let lib = root.join("library");
-    let (good, bad) = library(&lib);
+    let (good, bad) = library(&lib, sources);
+    let (n, n_good, n_bad) = (good.len() + bad.len(), good.len(), bad.len());
     let out = root.join("out");
 
     // 1. Whole run: good clips ok with outputs, broken ones failed with a reason, exit 1.
@@ -117,7 +135,10 @@ fn batch_over_the_shared_library() {
         Some(1),
         "exit code with failures: {err}"
     );
-    assert!(err.contains("3 of 23 clips failed"), "{err}");
+    assert!(
+        err.contains(&format!("{n_bad} of {n} clips failed")),
+        "{err}"
+    );
     let s1 = summary(&out.join("summary.json"));
     let r1 = rows(&s1);
     let paths: Vec<&str> = r1.iter().map(|r| r["path"].as_str().unwrap()).collect();
@@ -162,13 +183,17 @@ fn batch_over_the_shared_library() {
     };
     assert!(reason_of("broken/nan.bvh").contains(":"), "line number");
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 23);
-    assert_eq!(csv.lines().filter(|l| l.contains(",failed,")).count(), 3);
+    assert_eq!(csv.lines().count(), 1 + n);
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",failed,")).count(),
+        n_bad
+    );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("<polyline") && html.contains("<rect"));
-    assert!(html.contains("broken/nan.bvh") && !html.contains("<script"));
-    assert_eq!(s1["totals"]["ok"], 20);
-    assert_eq!(s1["totals"]["failed"], 3);
+    // (paths may carry <wbr> line-break hints after each folder)
+    assert!(html.replace("<wbr>", "").contains("broken/nan.bvh") && !html.contains("<script"));
+    assert_eq!(s1["totals"]["ok"], n_good);
+    assert_eq!(s1["totals"]["failed"], n_bad);
     assert!(
         files_under(&out)
             .iter()
@@ -183,7 +208,7 @@ fn batch_over_the_shared_library() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON object per line"))
         .collect();
-    assert_eq!(lines.len(), 23);
+    assert_eq!(lines.len(), n);
     let s2 = summary(&out.join("summary.json"));
     for r in rows(&s2) {
         let want = if bad.iter().any(|b| b == r["path"].as_str().unwrap()) {
@@ -193,7 +218,7 @@ fn batch_over_the_shared_library() {
         };
         assert_eq!(r["status"], want, "{}", r["path"]);
     }
-    assert_eq!(s2["totals"]["skipped"], 20);
+    assert_eq!(s2["totals"]["skipped"], n_good);
     // Skipped rows carry the same results as the run that made the outputs.
     let strip_status = |v: Vec<Value>| -> Vec<Value> {
         v.into_iter()
@@ -226,7 +251,7 @@ fn batch_over_the_shared_library() {
         }
         assert!(!rows(&s).is_empty(), "shard {i} is empty");
     }
-    assert_eq!(seen.len(), 23, "the shards cover every clip");
+    assert_eq!(seen.len(), n, "the shards cover every clip");
     assert!(!sharded.join("summary.json").exists());
     let merged = jostle()
         .args(["batch", "--merge"])
@@ -284,20 +309,14 @@ fn batch_over_the_shared_library() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-#[test]
-fn scenario_for_every_clip_and_bad_arguments() {
-    let root = tmp("scenario");
-    let lib = root.join("lib");
-    std::fs::create_dir_all(lib.join("sub")).unwrap();
+/// Linked into `lib`, two shared clips run under one scenario file: each is hit.
+fn scenario_for_every_clip(root: &Path, lib: &Path, out: &Path, shared: &Path) {
     for (name, dst) in [
         ("cmu_walk_dme_example.bvh", "sub/cmu.bvh"),
         ("xia_neutral_01_000_walk.bvh", "xia.bvh"),
     ] {
-        std::os::unix::fs::symlink(
-            common::shared_dir().join(name).canonicalize().unwrap(),
-            lib.join(dst),
-        )
-        .unwrap();
+        std::os::unix::fs::symlink(shared.join(name).canonicalize().unwrap(), lib.join(dst))
+            .unwrap();
     }
     let scenario = root.join("s.toml");
     std::fs::write(
@@ -305,12 +324,11 @@ fn scenario_for_every_clip_and_bad_arguments() {
         "[[ball]]\nt = 1.2\ntarget = \"right_forearm\"\nspeed = 12\n",
     )
     .unwrap();
-    let out = root.join("out");
     let o = jostle()
         .arg("batch")
-        .arg(&lib)
+        .arg(lib)
         .arg("--out")
-        .arg(&out)
+        .arg(out)
         .arg("--scenario")
         .arg(&scenario)
         .args(["-q", "--bvh"])
@@ -331,6 +349,20 @@ fn scenario_for_every_clip_and_bad_arguments() {
         );
         assert_eq!(v["metrics"]["balls"][0]["hit"], true, "{d}");
         assert!(out.join(d).join("v01.bvh").is_file());
+    }
+}
+
+#[test]
+fn scenario_for_every_clip_and_bad_arguments() {
+    let shared = common::shared_dir_or_skip_part(
+        "scenario on cmu_walk_dme_example.bvh and xia_neutral_01_000_walk.bvh",
+    );
+    let root = tmp("scenario");
+    let lib = root.join("lib");
+    std::fs::create_dir_all(lib.join("sub")).unwrap();
+    let out = root.join("out");
+    if let Some(shared) = shared {
+        scenario_for_every_clip(&root, &lib, &out, &shared);
     }
     // Bad arguments are errors that say what to do.
     let bad_shard = jostle()
@@ -360,21 +392,74 @@ fn scenario_for_every_clip_and_bad_arguments() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// The walk `path` repeated `n` times, each copy moved on by the distance one copy covers
+/// (the demo walk is a whole number of strides, so the joins are as smooth as any frame).
+fn tiled(path: &Path, n: usize) -> jostle::mocap::Clip {
+    let mut c = load_bvh(path).unwrap();
+    let (frames, width) = (c.num_frames(), c.num_channels);
+    let root = &c.joints[0];
+    let z = root.first_column
+        + root
+            .channels
+            .iter()
+            .position(|&ch| ch == jostle::mocap::Channel::Zposition)
+            .unwrap();
+    let first = c.values[z];
+    let last = c.values[(frames - 1) * width + z];
+    let stride = (last - first) * frames as f64 / (frames - 1) as f64;
+    let one = c.values.clone();
+    for k in 1..n {
+        let mut copy = one.clone();
+        for f in 0..frames {
+            copy[f * width + z] += k as f64 * stride;
+        }
+        c.values.extend(copy);
+    }
+    c
+}
+
 #[test]
 fn interrupted_batch_leaves_complete_files_and_resumes() {
+    // A long clip to interrupt and a short one that finishes first: two real clips (63 s
+    // and 1.2 s), or without them the demo walk tiled to 60 s (~3 s of batch work here)
+    // and the 2-s demo wave (~0.15 s).
+    let shared = common::shared_dir_or_fallback("the demo walk tiled to 60 s and demo_wave.bvh");
     let root = tmp("kill");
     let lib = root.join("lib");
     std::fs::create_dir_all(&lib).unwrap();
-    for name in [
-        "bandai1_dance_short_normal_001_LONG.bvh",
-        "xia_angry_13_000_run.bvh",
-    ] {
-        std::os::unix::fs::symlink(
-            common::shared_dir().join(name).canonicalize().unwrap(),
-            lib.join(name),
-        )
-        .unwrap();
-    }
+    let (long, short) = match shared {
+        Some(shared) => {
+            let pair = (
+                "bandai1_dance_short_normal_001_LONG.bvh",
+                "xia_angry_13_000_run.bvh",
+            );
+            for name in [pair.0, pair.1] {
+                std::os::unix::fs::symlink(
+                    shared.join(name).canonicalize().unwrap(),
+                    lib.join(name),
+                )
+                .unwrap();
+            }
+            pair
+        }
+        None => {
+            write_bvh(
+                &tiled(&common::repo_clip("demo_walk.bvh"), 15),
+                &lib.join("long_walk.bvh"),
+            )
+            .unwrap();
+            std::os::unix::fs::symlink(
+                common::repo_clip("demo_wave.bvh"),
+                lib.join("demo_wave.bvh"),
+            )
+            .unwrap();
+            ("long_walk.bvh", "demo_wave.bvh")
+        }
+    };
+    let (long_dir, short_dir) = (
+        long.trim_end_matches(".bvh"),
+        short.trim_end_matches(".bvh"),
+    );
     let out = root.join("out");
     // A stale temporary from a run killed with SIGKILL is cleaned at the next start.
     std::fs::create_dir_all(out.join("x")).unwrap();
@@ -388,7 +473,7 @@ fn interrupted_batch_leaves_complete_files_and_resumes() {
         .spawn()
         .unwrap();
     // Wait until the short clip is done, then interrupt while the long one is running.
-    let marker = out.join("xia_angry_13_000_run/job.json");
+    let marker = out.join(short_dir).join("job.json");
     let t0 = std::time::Instant::now();
     while !marker.exists() && t0.elapsed().as_secs() < 120 {
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -409,8 +494,7 @@ fn interrupted_batch_leaves_complete_files_and_resumes() {
         "no summary of an interrupted run"
     );
     assert!(
-        !out.join("bandai1_dance_short_normal_001_LONG/job.json")
-            .exists(),
+        !out.join(long_dir).join("job.json").exists(),
         "the long clip was not finished"
     );
     // Resume: the finished clip is skipped, the other one done.
@@ -426,7 +510,7 @@ fn interrupted_batch_leaves_complete_files_and_resumes() {
     let s = summary(&out.join("summary.json"));
     let status_of =
         |p: &str| rows(&s).into_iter().find(|r| r["path"] == p).unwrap()["status"].clone();
-    assert_eq!(status_of("xia_angry_13_000_run.bvh"), "skipped");
-    assert_eq!(status_of("bandai1_dance_short_normal_001_LONG.bvh"), "ok");
+    assert_eq!(status_of(short), "skipped");
+    assert_eq!(status_of(long), "ok");
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -1,8 +1,9 @@
-//! BVH reader: real clips (counts from MANIFEST.md, values against bvh_anim), layout
-//! variants, hierarchy corner cases.
+//! BVH reader: the repo's demo clips and the real clips of ../shared/mocap (counts from
+//! MANIFEST.md, values against bvh_anim; skipped when absent), layout variants, hierarchy
+//! corner cases.
 mod common;
 
-use common::{MANIFEST, shared_dir};
+use common::MANIFEST;
 use jostle::mocap::{BvhError, Channel, Clip, load_bvh, parse_bvh};
 
 fn parse(text: &str) -> Clip {
@@ -22,9 +23,12 @@ fn order(channels: &[Channel]) -> String {
 
 #[test]
 fn every_shared_clip_matches_the_manifest() {
+    let Some(shared) = common::shared_dir_or_skip() else {
+        return;
+    };
     let mut listed: Vec<&str> = MANIFEST.iter().map(|m| m.0).collect();
     listed.sort();
-    let mut found: Vec<String> = std::fs::read_dir(shared_dir())
+    let mut found: Vec<String> = std::fs::read_dir(&shared)
         .expect("shared/mocap exists")
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -37,7 +41,7 @@ fn every_shared_clip_matches_the_manifest() {
     );
 
     for &(file, joints, end_sites, channels, frames, frame_time, rot) in MANIFEST {
-        let clip = load_bvh(&shared_dir().join(file)).unwrap_or_else(|e| panic!("{e}"));
+        let clip = load_bvh(&shared.join(file)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(clip.joints.len(), joints, "{file}: joints");
         let ends = clip.joints.iter().filter(|j| j.end_site.is_some()).count();
         assert_eq!(ends, end_sites, "{file}: End Sites");
@@ -79,11 +83,14 @@ fn every_shared_clip_matches_the_manifest() {
 
 #[test]
 fn manifest_oddities_are_read_as_described() {
+    let Some(shared) = common::shared_dir_or_skip() else {
+        return;
+    };
     // Bandai: position channels on every joint.
-    let c = load_bvh(&shared_dir().join("bandai1_walk_normal_001.bvh")).unwrap();
+    let c = load_bvh(&shared.join("bandai1_walk_normal_001.bvh")).unwrap();
     assert!(c.joints.iter().all(|j| j.channels.len() == 6));
     // Mixamo: names keep the colon.
-    let c = load_bvh(&shared_dir().join("mixamo_freebvh.bvh")).unwrap();
+    let c = load_bvh(&shared.join("mixamo_freebvh.bvh")).unwrap();
     assert_eq!(c.joints[0].name, "mixamorig:Hips");
     let mut names: Vec<&str> = c.joints.iter().map(|j| j.name.as_str()).collect();
     assert!(
@@ -95,7 +102,7 @@ fn manifest_oddities_are_read_as_described() {
     names.dedup();
     assert_eq!(names.len(), 55, "mixamo joint names must be distinct");
     // cmu 01_01: assimp renamed the finger joints.
-    let c = load_bvh(&shared_dir().join("cmu_01_01_jumps_turn.bvh")).unwrap();
+    let c = load_bvh(&shared.join("cmu_01_01_jumps_turn.bvh")).unwrap();
     assert!(c.joint_index("LFingers").is_some());
     // CMU T-pose frame 0: rotations small (the largest are ±17 deg, on LeftUpLeg/RightUpLeg).
     let f0 = c.frame(0);
@@ -107,7 +114,7 @@ fn manifest_oddities_are_read_as_described() {
         }
     }
     // pymo: *_End joints carry channels and have End Sites.
-    let c = load_bvh(&shared_dir().join("pymo_av_8walk_meredith.bvh")).unwrap();
+    let c = load_bvh(&shared.join("pymo_av_8walk_meredith.bvh")).unwrap();
     let ends: Vec<_> = c
         .joints
         .iter()
@@ -120,78 +127,89 @@ fn manifest_oddities_are_read_as_described() {
     );
 }
 
-/// Compare with bvh_anim on every shared clip it reads correctly (all but mixamo).
+/// Compare with bvh_anim on the repo's demo clips and on every shared clip it reads
+/// correctly (all but mixamo).
 #[test]
-fn oracle_bvh_anim_agrees_on_shared_clips() {
-    use bvh_anim::ChannelType as T;
-    for &(file, ..) in MANIFEST {
-        if file == "mixamo_freebvh.bvh" {
-            continue; // bvh_anim splits names at ':' (CRATE-NOTES §1)
-        }
-        let path = shared_dir().join(file);
-        let ours = load_bvh(&path).unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        let theirs = bvh_anim::Bvh::from_bytes(&bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
-
-        let tj: Vec<_> = theirs.joints().collect();
-        assert_eq!(tj.len(), ours.joints.len(), "{file}: joint count");
-        for (o, t) in ours.joints.iter().zip(&tj) {
-            let d = t.data();
-            assert_eq!(d.name().to_string(), o.name, "{file}: name");
-            assert_eq!(d.parent_index(), o.parent, "{file}: parent of {}", o.name);
-            let off = d.offset();
-            assert_eq!(
-                [off.x, off.y, off.z],
-                [o.offset.x as f32, o.offset.y as f32, o.offset.z as f32],
-                "{file}: offset of {}",
-                o.name
-            );
-            let tch: Vec<(Channel, usize)> = d
-                .channels()
-                .iter()
-                .map(|c| {
-                    let ch = match c.channel_type() {
-                        T::PositionX => Channel::Xposition,
-                        T::PositionY => Channel::Yposition,
-                        T::PositionZ => Channel::Zposition,
-                        T::RotationX => Channel::Xrotation,
-                        T::RotationY => Channel::Yrotation,
-                        T::RotationZ => Channel::Zrotation,
-                    };
-                    (ch, c.motion_index())
-                })
-                .collect();
-            let och: Vec<(Channel, usize)> = o
-                .channels
-                .iter()
-                .enumerate()
-                .map(|(k, &c)| (c, o.first_column + k))
-                .collect();
-            assert_eq!(och, tch, "{file}: channels of {}", o.name);
-            // bvh_anim drops an End Site directly under ROOT; none of these clips has one.
-            let te = d.end_site().map(|e| [e.x, e.y, e.z]);
-            let oe = o.end_site.map(|e| [e.x as f32, e.y as f32, e.z as f32]);
-            assert_eq!(oe, te, "{file}: End Site of {}", o.name);
-        }
-        assert_eq!(theirs.num_frames(), ours.num_frames(), "{file}: frames");
-        let dt = theirs.frame_time().as_secs_f64();
-        assert!(
-            (dt - ours.frame_time).abs() <= 1e-9,
-            "{file}: frame time {dt} vs {}",
-            ours.frame_time
-        );
-        let mut n = 0;
-        for (f, frame) in theirs.frames().enumerate() {
-            let t = frame.as_slice();
-            let o = ours.frame(f);
-            assert_eq!(t.len(), o.len(), "{file}: frame {f} length");
-            for (c, (&a, &b)) in o.iter().zip(t).enumerate() {
-                assert!((a as f32) == b, "{file}: frame {f} column {c}: {a} vs {b}");
+fn oracle_bvh_anim_agrees_on_repo_and_shared_clips() {
+    let mut paths = common::repo_clips();
+    if let Some(shared) = common::shared_dir_or_skip_part("MANIFEST clips") {
+        for &(file, ..) in MANIFEST {
+            if file == "mixamo_freebvh.bvh" {
+                continue; // bvh_anim splits names at ':' (CRATE-NOTES §1)
             }
-            n += 1;
+            paths.push(shared.join(file));
         }
-        assert_eq!(n, ours.num_frames());
     }
+    for path in paths {
+        oracle_agrees(&path);
+    }
+}
+
+fn oracle_agrees(path: &std::path::Path) {
+    use bvh_anim::ChannelType as T;
+    let file = path.file_name().unwrap().to_string_lossy();
+    let ours = load_bvh(path).unwrap();
+    let bytes = std::fs::read(path).unwrap();
+    let theirs = bvh_anim::Bvh::from_bytes(&bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
+
+    let tj: Vec<_> = theirs.joints().collect();
+    assert_eq!(tj.len(), ours.joints.len(), "{file}: joint count");
+    for (o, t) in ours.joints.iter().zip(&tj) {
+        let d = t.data();
+        assert_eq!(d.name().to_string(), o.name, "{file}: name");
+        assert_eq!(d.parent_index(), o.parent, "{file}: parent of {}", o.name);
+        let off = d.offset();
+        assert_eq!(
+            [off.x, off.y, off.z],
+            [o.offset.x as f32, o.offset.y as f32, o.offset.z as f32],
+            "{file}: offset of {}",
+            o.name
+        );
+        let tch: Vec<(Channel, usize)> = d
+            .channels()
+            .iter()
+            .map(|c| {
+                let ch = match c.channel_type() {
+                    T::PositionX => Channel::Xposition,
+                    T::PositionY => Channel::Yposition,
+                    T::PositionZ => Channel::Zposition,
+                    T::RotationX => Channel::Xrotation,
+                    T::RotationY => Channel::Yrotation,
+                    T::RotationZ => Channel::Zrotation,
+                };
+                (ch, c.motion_index())
+            })
+            .collect();
+        let och: Vec<(Channel, usize)> = o
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| (c, o.first_column + k))
+            .collect();
+        assert_eq!(och, tch, "{file}: channels of {}", o.name);
+        // bvh_anim drops an End Site directly under ROOT; none of these clips has one.
+        let te = d.end_site().map(|e| [e.x, e.y, e.z]);
+        let oe = o.end_site.map(|e| [e.x as f32, e.y as f32, e.z as f32]);
+        assert_eq!(oe, te, "{file}: End Site of {}", o.name);
+    }
+    assert_eq!(theirs.num_frames(), ours.num_frames(), "{file}: frames");
+    let dt = theirs.frame_time().as_secs_f64();
+    assert!(
+        (dt - ours.frame_time).abs() <= 1e-9,
+        "{file}: frame time {dt} vs {}",
+        ours.frame_time
+    );
+    let mut n = 0;
+    for (f, frame) in theirs.frames().enumerate() {
+        let t = frame.as_slice();
+        let o = ours.frame(f);
+        assert_eq!(t.len(), o.len(), "{file}: frame {f} length");
+        for (c, (&a, &b)) in o.iter().zip(t).enumerate() {
+            assert!((a as f32) == b, "{file}: frame {f} column {c}: {a} vs {b}");
+        }
+        n += 1;
+    }
+    assert_eq!(n, ours.num_frames());
 }
 
 #[test]

@@ -1,13 +1,19 @@
-//! BVH writer: exact round trips and atomic file writes.
+//! BVH writer: exact round trips (the repo's demo clips, and the real clips of
+//! ../shared/mocap when present) and atomic file writes.
 mod common;
 
-use common::{MANIFEST, shared_dir, without_lines};
+use common::{MANIFEST, without_lines};
 use jostle::mocap::{BvhError, Channel, Clip, load_bvh, parse_bvh, write_bvh, write_bvh_string};
 
 #[test]
-fn every_shared_clip_round_trips_exactly() {
-    for &(file, ..) in MANIFEST {
-        let clip = load_bvh(&shared_dir().join(file)).unwrap();
+fn every_repo_and_shared_clip_round_trips_exactly() {
+    let mut paths = common::repo_clips();
+    if let Some(shared) = common::shared_dir_or_skip_part("MANIFEST clips") {
+        paths.extend(MANIFEST.iter().map(|m| shared.join(m.0)));
+    }
+    for path in paths {
+        let file = path.file_name().unwrap().to_string_lossy();
+        let clip = load_bvh(&path).unwrap();
         let text = write_bvh_string(&clip);
         let again = parse_bvh(&text, "written").unwrap_or_else(|e| panic!("{file}: {e}"));
         // PartialEq on f64: every value, offset and the frame time must be bit-equal
@@ -23,7 +29,10 @@ fn every_shared_clip_round_trips_exactly() {
 
 #[test]
 fn written_text_is_standard_bvh() {
-    let clip = load_bvh(&shared_dir().join("cmu_walk_bvhmatlab.bvh")).unwrap();
+    let Some(path) = common::shared_clip("cmu_walk_bvhmatlab.bvh") else {
+        return;
+    };
+    let clip = load_bvh(&path).unwrap();
     let text = write_bvh_string(&clip);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "HIERARCHY");
@@ -86,7 +95,12 @@ fn awkward_numbers_round_trip_bit_for_bit() {
 #[test]
 fn write_bvh_is_atomic_and_leaves_no_temp_file() {
     let dir = common::temp_dir("write_bvh_atomic");
-    let clip = load_bvh(&shared_dir().join("mocapbank_sit_stand.bvh")).unwrap();
+    // any real clip will do
+    let clip = load_bvh(&common::shared_clip_or_repo(
+        "mocapbank_sit_stand.bvh",
+        "demo_wave.bvh",
+    ))
+    .unwrap();
     let dest = dir.join("out.bvh");
     write_bvh(&clip, &dest).unwrap();
     let names = |d: &std::path::Path| -> Vec<String> {

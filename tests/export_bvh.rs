@@ -1,4 +1,5 @@
-//! BVH export round trips: the mocap itself for every shared clip, and a body trajectory.
+//! BVH export round trips: the mocap itself for the repo's demo clips and every shared clip
+//! (../shared/mocap, skipped when absent), and a body trajectory.
 
 mod common;
 
@@ -11,14 +12,8 @@ use jostle::{Character, CharacterOptions};
 #[test]
 fn exported_mocap_reproduces_every_joint_position_on_every_frame() {
     let mut worst: f64 = 0.0;
-    for path in std::fs::read_dir(common::shared_dir())
-        .expect("shared")
-        .flatten()
-        .map(|e| e.path())
-    {
-        if path.extension().is_none_or(|e| e != "bvh") {
-            continue;
-        }
+    let paths = common::repo_and_shared_clips();
+    for path in paths {
         let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
         let out = clip_with_trajectory(&c.model, &c.clip, None);
         let text = write_bvh_string(&out);
@@ -47,18 +42,18 @@ fn exported_mocap_reproduces_every_joint_position_on_every_frame() {
 
 #[test]
 fn exported_trajectory_round_trips_to_the_body_joint_points() {
-    for file in [
+    let mut paths = common::repo_clips();
+    let shared = [
         "cmu_walk_bvhmatlab.bvh",
         "xia_depressed_18_000_punch.bvh",
         "bandai1_punch_normal_001.bvh",
         "mixamo_freebvh.bvh",
-        "mocap/demo_walk.bvh",
-    ] {
-        let path = if file.starts_with("mocap/") {
-            std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/")).join(file)
-        } else {
-            common::shared_dir().join(file)
-        };
+    ];
+    if let Some(d) = common::shared_dir_or_skip_part(&shared.join(", ")) {
+        paths.extend(shared.iter().map(|f| d.join(f)));
+    }
+    for path in paths {
+        let file = path.file_name().unwrap().to_string_lossy();
         let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
         let n = c.clip.num_frames() - c.model.figure.first_frame;
         let traj = Trajectory::from_reference(&c.model, &c.reference, c.clip.frame_time, n);

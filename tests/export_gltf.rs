@@ -1,5 +1,6 @@
 //! glTF export: structure, unit and sign-continuous quaternions, increasing times with
-//! bounds, no byteStride on animation data, atomic writes; for several real clips.
+//! bounds, no byteStride on animation data, atomic writes; for the repo's demo clips and
+//! several real clips (../shared/mocap, skipped when absent).
 
 mod common;
 
@@ -46,14 +47,20 @@ fn export(file: &std::path::Path) -> (Character, Trajectory, Vec<u8>) {
 
 #[test]
 fn glb_structure_and_animation_data_are_valid() {
-    for file in [
+    let mut paths = common::repo_clips();
+    let shared = [
         "cmu_walk_bvhmatlab.bvh",
         "bandai1_kick_normal_001.bvh",
         "iclone_cmu_02_01_walk.bvh",
         "mixamo_freebvh.bvh",
         "cmusl_60_12_salsa_lead_m.bvh",
-    ] {
-        let (c, traj, bytes) = export(&common::shared_dir().join(file));
+    ];
+    if let Some(d) = common::shared_dir_or_skip_part(&shared.join(", ")) {
+        paths.extend(shared.iter().map(|f| d.join(f)));
+    }
+    for path in paths {
+        let file = path.file_name().unwrap().to_string_lossy();
+        let (c, traj, bytes) = export(&path);
         let doc = gltf::Gltf::from_slice(&bytes).expect("re-imports");
         let blob = doc.blob.clone().expect("BIN chunk");
         let nj = c.clip.joints.len();

@@ -1,10 +1,13 @@
 //! The exported .glb as viewers see it: three.js's GLTFLoader in headless Chromium
 //! (tests/js/threejs_check.mjs) and the Khronos glTF validator (tests/js/validate.js), on the
-//! repo's demo clip and a real CMU clip from ../shared/mocap.
+//! repo's demo walk and a real CMU clip from ../shared/mocap (the repo's demo wave instead
+//! when the shared clips are absent, saying so; a failure under `JOSTLE_REQUIRE_SHARED=1`).
 //!
 //! Needs node, `tests/js/node_modules` (`cd tests/js && npm ci`) and, for three.js, Chromium
 //! (`/usr/bin/chromium`, or `$JOSTLE_CHROMIUM`). Without them the tests print "skipped: …"
 //! and pass, unless `JOSTLE_REQUIRE_JS=1` (CI sets it), where they fail.
+
+mod common;
 
 use jostle::export::{gltf::glb_bytes, write_atomic};
 use jostle::sim::{BallTrack, Trajectory};
@@ -15,13 +18,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const CLIPS: [&str; 2] = [
-    concat!(env!("CARGO_MANIFEST_DIR"), "/mocap/demo_walk.bvh"),
-    concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/mocap/cmu_walk_bvhmatlab.bvh"
-    ),
-];
+
+/// The repo's demo walk and a real CMU walk, or the repo's demo wave (another rotation order
+/// and frame rate) without the shared clips.
+fn clips() -> [PathBuf; 2] {
+    [
+        common::repo_clip("demo_walk.bvh"),
+        common::shared_clip_or_repo("cmu_walk_bvhmatlab.bvh", "demo_wave.bvh"),
+    ]
+}
 
 /// True when the JS tooling is there. Otherwise panics under `JOSTLE_REQUIRE_JS=1`, or prints
 /// why the test is skipped and returns false.
@@ -107,9 +112,9 @@ struct Exported {
 }
 
 /// Export a clip's reference motion plus one ball (flying in the second half) to `dir`.
-fn export(clip: &str, dir: &Path) -> Exported {
-    let c = Character::load(Path::new(clip), &CharacterOptions::default())
-        .unwrap_or_else(|e| panic!("{clip}: {e}"));
+fn export(clip: &Path, dir: &Path) -> Exported {
+    let c = Character::load(clip, &CharacterOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", clip.display()));
     let n = c.clip.num_frames() - c.model.figure.first_frame;
     let mut traj = Trajectory::from_reference(&c.model, &c.reference, c.clip.frame_time, n);
     traj.balls.push(BallTrack {
@@ -124,8 +129,8 @@ fn export(clip: &str, dir: &Path) -> Exported {
         &traj,
         &serde_json::json!({"tool": "jostle", "scenario": "export_threejs test"}),
     )
-    .unwrap_or_else(|e| panic!("{clip}: {e}"));
-    let stem = Path::new(clip).file_stem().unwrap().to_string_lossy();
+    .unwrap_or_else(|e| panic!("{}: {e}", clip.display()));
+    let stem = clip.file_stem().unwrap().to_string_lossy();
     let path = dir.join(format!("{stem}.glb"));
     write_atomic(&path, &bytes).unwrap();
     eprintln!("{}: {summary:?}", path.display());
@@ -158,8 +163,9 @@ fn threejs_loads_and_plays_the_exported_glb() {
         return;
     }
     let dir = TempDir::new("threejs");
-    for clip in CLIPS {
-        let e = export(clip, &dir.0);
+    for path in clips() {
+        let clip = path.display();
+        let e = export(&path, &dir.0);
         let t0 = std::time::Instant::now();
         let out = node("tests/js/threejs_check.mjs", &[&e.path]);
         let (stdout, stderr) = (
@@ -219,7 +225,7 @@ fn khronos_validator_finds_no_errors_or_warnings() {
         return;
     }
     let dir = TempDir::new("validate");
-    let files: Vec<PathBuf> = CLIPS.iter().map(|c| export(c, &dir.0).path).collect();
+    let files: Vec<PathBuf> = clips().iter().map(|c| export(c, &dir.0).path).collect();
     let args: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
     let out = node("tests/js/validate.js", &args);
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -1,5 +1,6 @@
-//! Forward simulation of real clips (METHOD §6–§8, §11): the unperturbed character tracks
-//! its mocap; the discrete-time feedforward alone reproduces it; blow-ups are errors.
+//! Forward simulation of the repo's demo clips and the real clips of ../shared/mocap
+//! (skipped when absent) (METHOD §6–§8, §11): the unperturbed character tracks its mocap;
+//! the discrete-time feedforward alone reproduces it; blow-ups are errors.
 
 mod common;
 
@@ -7,15 +8,21 @@ use jostle::sim::{SimOptions, Simulation};
 use jostle::{Character, CharacterOptions};
 use nalgebra::Vector3;
 
+/// The repo's clips, then the shared ones when they are there.
 fn clips() -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(common::shared_dir())
-        .expect("shared")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
-        .collect();
-    v.sort();
-    v
+    common::repo_and_shared_clips()
+}
+
+/// The demo walk, then `file` from the shared clips when they are there.
+fn demo_walk_and(file: &str) -> Vec<Character> {
+    let mut paths = vec![common::repo_clip("demo_walk.bvh")];
+    if let Some(d) = common::shared_dir_or_skip_part(file) {
+        paths.push(d.join(file));
+    }
+    paths
+        .iter()
+        .map(|p| Character::load(p, &CharacterOptions::default()).expect("loads"))
+        .collect()
 }
 
 fn rms(x: &[f64]) -> f64 {
@@ -49,6 +56,13 @@ fn every_clip_tracks_its_mocap_with_feedforward_and_feedback() {
         assert!(r < 1.0, "{}: RMS error {r}°", path.display());
         assert!(max < 1.0, "{}: max error {max}°", path.display());
         assert!(cons < 1e-3, "{}: joint separation {cons} m", path.display());
+        if path.starts_with(common::repo_clip("")) {
+            // The smooth synthetic demo clips track far closer than the 1° allowed for noisy
+            // real mocap (measured: max 0.0005° walk, 0.0052° wave; joints 1e-5 mm): a
+            // regression hiding under the real clips' bound still shows here.
+            assert!(max < 0.05, "{}: max error {max}°", path.display());
+            assert!(cons < 1e-6, "{}: joint separation {cons} m", path.display());
+        }
     }
 }
 
@@ -83,13 +97,14 @@ fn discrete_feedforward_alone_keeps_the_first_second_within_a_tenth_of_a_degree(
 
 #[test]
 fn stable_at_a_coarser_step() {
-    let c = Character::load(
-        &common::shared_dir().join("cmu_01_01_jumps_turn.bvh"),
-        &CharacterOptions::default(),
-    )
-    .expect("loads");
+    for c in demo_walk_and("cmu_01_01_jumps_turn.bvh") {
+        stable_at_h_120(&c);
+    }
+}
+
+fn stable_at_h_120(c: &Character) {
     let mut sim = Simulation::new(
-        &c,
+        c,
         SimOptions {
             step: 1.0 / 120.0,
             ..Default::default()
@@ -108,12 +123,13 @@ fn stable_at_a_coarser_step() {
 
 #[test]
 fn a_blow_up_is_an_error_naming_the_time_and_body() {
-    let c = Character::load(
-        &common::shared_dir().join("cmu_walk_bvhmatlab.bvh"),
-        &CharacterOptions::default(),
-    )
-    .expect("loads");
-    let mut sim = Simulation::new(&c, SimOptions::default()).expect("ff");
+    for c in demo_walk_and("cmu_walk_bvhmatlab.bvh") {
+        blow_up_is_an_error(&c);
+    }
+}
+
+fn blow_up_is_an_error(c: &Character) {
+    let mut sim = Simulation::new(c, SimOptions::default()).expect("ff");
     let n = c.model.num_bodies();
     let hand = c.model.find_body("right_hand").expect("hand");
     let mut kick = vec![(Vector3::zeros(), Vector3::zeros()); n];
@@ -146,12 +162,13 @@ fn a_blow_up_is_an_error_naming_the_time_and_body() {
 
 #[test]
 fn nan_in_an_external_wrench_is_an_error_not_a_nan_state() {
-    let c = Character::load(
-        &common::shared_dir().join("xia_depressed_18_000_punch.bvh"),
-        &CharacterOptions::default(),
-    )
-    .expect("loads");
-    let mut sim = Simulation::new(&c, SimOptions::default()).expect("ff");
+    for c in demo_walk_and("xia_depressed_18_000_punch.bvh") {
+        nan_wrench_is_an_error(&c);
+    }
+}
+
+fn nan_wrench_is_an_error(c: &Character) {
+    let mut sim = Simulation::new(c, SimOptions::default()).expect("ff");
     let mut w = vec![(Vector3::zeros(), Vector3::zeros()); c.model.num_bodies()];
     w[3].0.x = f64::NAN;
     assert!(sim.step(Some(&w)).is_err());

@@ -122,7 +122,10 @@ pub fn variation_file(v: usize, ext: &str) -> String {
 }
 
 /// Delete temporary files that a killed earlier run left under `dir` (the
-/// `.NAME.tmp-PID` files of [`crate::export::write_atomic`]); returns how many.
+/// `.NAME.tmp-HOST-PID` files of [`crate::export::write_atomic`]); returns how many.
+/// Only abandoned ones ([`crate::export::is_stale_temporary`]): the shards of a Slurm
+/// array write into one folder, and a shard that starts late must not delete the files
+/// another shard is writing.
 pub fn remove_stale_temporaries(dir: &Path) -> usize {
     let mut removed = 0;
     let mut stack = vec![dir.to_path_buf()];
@@ -134,7 +137,9 @@ pub fn remove_stale_temporaries(dir: &Path) -> usize {
             let path = entry.path();
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push(path);
-            } else if crate::export::is_temporary(&path) && std::fs::remove_file(&path).is_ok() {
+            } else if crate::export::is_stale_temporary(&path)
+                && std::fs::remove_file(&path).is_ok()
+            {
                 removed += 1;
             }
         }

@@ -57,6 +57,8 @@ pub struct VariationOutput {
     pub simulate_s: f64,
     /// Wall time of the export, s.
     pub export_s: f64,
+    /// Throws predicted to meet another body than their target (`ball N (t = … s): …`).
+    pub aim_warnings: Vec<String>,
 }
 
 /// Wall times of the shared part of a job, s.
@@ -129,6 +131,16 @@ pub fn run_variations(
             deviation_series_deg: deviation_series(&sim),
             simulate_s,
             export_s,
+            aim_warnings: scenario
+                .balls
+                .iter()
+                .zip(launches)
+                .enumerate()
+                .filter_map(|(i, (b, l))| {
+                    let w = l.aim_warning(&character.model)?;
+                    Some(format!("ball {} (t = {} s): {w}", i + 1, b.t))
+                })
+                .collect(),
         });
     }
     Ok((timing, outputs))

@@ -38,8 +38,9 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 
 /// Revision of what a clip's outputs contain for the same inputs and options; part of the
 /// fingerprint so that a resumed batch redoes clips whose outputs an older jostle wrote
-/// differently (r2: recovery time counted from the last impact's onset).
-pub const OUTPUT_REVISION: u32 = 2;
+/// differently (r2: recovery time counted from the last impact's onset; r3: targeted balls
+/// go around obstructing bodies, metrics name the body aimed at).
+pub const OUTPUT_REVISION: u32 = 3;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]

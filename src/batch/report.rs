@@ -304,7 +304,12 @@ pub fn report_html(out: &Path, s: &Summary) -> String {
 <html lang="en"><head><meta charset="utf-8"><title>jostle batch report</title>
 <style>
 body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}
+/* The clip table fits a laptop screen: long paths and reasons wrap, and if the table
+   is still wider than the page it scrolls inside its own box, not the page. */
+.table-box {{ max-width: 100%; overflow-x: auto; }}
 table {{ border-collapse: collapse; font-size: 13px; }}
+td.path {{ min-width: 12em; max-width: 24em; overflow-wrap: break-word; }}
+td.reason {{ min-width: 16em; max-width: 32em; overflow-wrap: break-word; }}
 th, td {{ border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; }}
 th {{ background: #f3f3f3; position: sticky; top: 0; }}
 td.l, th.l {{ text-align: left; }}
@@ -346,7 +351,7 @@ tr.skipped td {{ color: #666; }}
         never,
         recovery_histogram(&recoveries, never, 0.25)
     );
-    h += "<h2>Clips</h2>\n<table>\n<tr><th class=\"l\">clip</th><th class=\"l\">status</th><th>duration (s)</th><th>frames</th><th>mass (kg)</th><th>height (m)</th><th>variations</th><th>hits / balls</th><th>peak deviation (°)</th><th class=\"l\">peak joint</th><th>worst recovery (s)</th><th>not recovered</th><th>time (s)</th><th>sim s / wall s</th><th class=\"l\">reason</th></tr>\n";
+    h += "<h2>Clips</h2>\n<div class=\"table-box\"><table>\n<tr><th class=\"l\">clip</th><th class=\"l\">status</th><th>duration (s)</th><th>frames</th><th>mass (kg)</th><th>height (m)</th><th>variations</th><th>hits / balls</th><th>peak deviation (°)</th><th class=\"l\">peak joint</th><th>worst recovery (s)</th><th>not recovered</th><th>time (s)</th><th>sim s / wall s</th><th class=\"l\">reason</th></tr>\n";
     for c in &s.clips {
         let speed = if c.timing.total_s > 0.0 && c.status == ClipStatus::Ok {
             format!("{:.1}", c.simulated_s / c.timing.total_s)
@@ -355,9 +360,10 @@ tr.skipped td {{ color: #666; }}
         };
         let _ = writeln!(
             h,
-            "<tr class=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            "<tr class=\"{}\"><td class=\"l path\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td class=\"l reason\">{}</td></tr>",
             c.status.as_str(),
-            escape(&c.path),
+            // a line may break after each folder of a long path
+            escape(&c.path).replace('/', "/<wbr>"),
             c.status.as_str(),
             fmt_opt(c.duration_s, 2),
             c.frames.map_or("–".into(), |f| f.to_string()),
@@ -372,10 +378,10 @@ tr.skipped td {{ color: #666; }}
             c.not_recovered,
             c.timing.total_s,
             speed,
-            escape(c.reason.as_deref().unwrap_or("")),
+            escape(c.reason.as_deref().unwrap_or("")).replace('/', "/<wbr>"),
         );
     }
-    h += "</table>\n</body></html>\n";
+    h += "</table></div>\n</body></html>\n";
     h
 }
 

@@ -2,10 +2,12 @@
 
 use super::{LoadArgs, write_output};
 use clap::Args;
-use jostle::Character;
+use jostle::mocap::{Clip, load_bvh};
 use jostle::skeleton::JointType;
+use jostle::skeleton::{ClipFrames, build_model};
+use jostle::{Character, CharacterError, CharacterOptions};
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `jostle info`.
 #[derive(Args, Debug)]
@@ -112,9 +114,117 @@ fn model_json(c: &Character) -> Value {
     })
 }
 
+/// What `info` can say of a clip that parses but makes no character (one frame, one
+/// joint, all joints at one point): the file's own facts, the units if the figure has a
+/// measurable size, and why no model or reference motion could be built.
+fn clip_only_summary(clip: &Clip, path: &Path, opts: &CharacterOptions, why: &str) -> Value {
+    // A one-frame clip still makes a model (only the reference motion needs two frames):
+    // its units, stature and mass are those a longer take of the same figure would get.
+    let model = build_model(clip, &opts.model);
+    let what = if model.is_ok() {
+        "no reference motion to simulate"
+    } else {
+        "no physical model"
+    };
+    let (unit, scale, height, mass, bodies, mut notes) = match model {
+        Ok(m) => (
+            json!(m.figure.unit),
+            json!(m.figure.scale),
+            json!(m.figure.height_m),
+            json!(m.total_mass()),
+            json!(m.num_bodies()),
+            m.notes.clone(),
+        ),
+        Err(_) => match ClipFrames::new(clip, &opts.model.frames) {
+            Ok(f) => (
+                json!(f.unit),
+                json!(f.scale),
+                json!(f.height_m),
+                Value::Null,
+                Value::Null,
+                f.notes.clone(),
+            ),
+            Err(e) => (
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                vec![format!("units cannot be measured: {e}")],
+            ),
+        },
+    };
+    notes.push(format!(
+        "{what}: {why}; `simulate`, `perturb`, `batch` and `view` need at least 2 \
+         frames and a figure with a size"
+    ));
+    json!({
+        "file": path.display().to_string(),
+        "frames": clip.num_frames(),
+        "frame_time": clip.frame_time,
+        "duration_s": clip.num_frames().saturating_sub(1) as f64 * clip.frame_time,
+        "joints": clip.joints.len(),
+        "channels": clip.num_channels,
+        "bodies": bodies,
+        "unit": unit,
+        "scale": scale,
+        "height_m": height,
+        "mass_kg": mass,
+        "model": Value::Null,
+        "warnings": notes,
+    })
+}
+
 /// Run `jostle info`.
 pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
-    let c = Character::load(&a.clip, &a.load.options()?)?;
+    let opts = a.load.options()?;
+    let clip = load_bvh(&a.clip)?;
+    let c = match Character::from_clip(clip.clone(), &a.clip, &opts) {
+        Ok(c) => c,
+        // The file is valid BVH: describe it, and say what cannot be built from it.
+        Err(e @ (CharacterError::Model { .. } | CharacterError::Reference { .. })) => {
+            let why = match &e {
+                CharacterError::Model { source, .. } => source.to_string(),
+                CharacterError::Reference { source, .. } => source.to_string(),
+                CharacterError::Bvh(b) => b.to_string(),
+            };
+            let s = clip_only_summary(&clip, &a.clip, &opts, &why);
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                println!("{}", a.clip.display());
+                println!(
+                    "  frames       {} at {:.4} s = {:.2} s",
+                    clip.num_frames(),
+                    clip.frame_time,
+                    s["duration_s"].as_f64().unwrap_or(0.0)
+                );
+                println!(
+                    "  joints       {} ({} channels per frame)",
+                    clip.joints.len(),
+                    clip.num_channels
+                );
+                match (s["unit"].as_str(), s["height_m"].as_f64()) {
+                    (Some(u), Some(h)) => {
+                        println!("  units        {u} (scale {} m/unit)", s["scale"]);
+                        match s["mass_kg"].as_f64() {
+                            Some(m) => println!("  figure       {h:.2} m tall, {m:.1} kg"),
+                            None => println!("  figure       {h:.2} m tall"),
+                        }
+                    }
+                    _ => println!("  units        not measurable"),
+                }
+                for n in s["warnings"].as_array().into_iter().flatten() {
+                    println!("  note: {}", n.as_str().unwrap_or_default());
+                }
+            }
+            if let Some(p) = &a.model_json {
+                anyhow::bail!("{}: cannot write {}: {why}", a.clip.display(), p.display());
+            }
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     if let Some(p) = &a.model_json {
         write_output(p, &serde_json::to_string_pretty(&model_json(&c))?)?;
     }

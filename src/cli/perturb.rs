@@ -90,6 +90,9 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
         a.bvh.is_some(),
     )?;
     let run = runs.pop().ok_or_else(|| anyhow::anyhow!("no run"))?;
+    for w in &run.aim_warnings {
+        eprintln!("warning: {}: {w}", c.path.display());
+    }
     write_output_bytes(&a.out, &run.glb)?;
     if let (Some(p), Some(text)) = (&a.bvh, &run.bvh) {
         write_output(p, text)?;
@@ -125,13 +128,17 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
             a.out.display()
         );
         for (i, b) in m.balls.iter().enumerate() {
+            let aimed = match &b.aimed_at {
+                Some(a) if b.body.as_ref() != Some(a) => format!(" (aimed at {a})"),
+                _ => String::new(),
+            };
             match (&b.body, b.first_contact_s) {
                 (Some(body), Some(t)) => println!(
-                    "  ball {}: hit {body} at {t:.3} s, impulse {:.2} N·s",
+                    "  ball {}: hit {body} at {t:.3} s, impulse {:.2} N·s{aimed}",
                     i + 1,
                     b.impulse_ns
                 ),
-                _ => println!("  ball {}: missed", i + 1),
+                _ => println!("  ball {}: missed{aimed}", i + 1),
             }
         }
         println!(

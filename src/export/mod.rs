@@ -27,7 +27,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let tmp = dir.join(format!(
+        ".{name}.tmp-{}-{}",
+        host_name(),
+        std::process::id()
+    ));
     pending().push(tmp.clone());
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -43,13 +47,79 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
-/// Whether `path` is one of [`write_atomic`]'s temporary files (`.NAME.tmp-PID`).
+/// This machine's host name as it goes into temporary file names (letters, digits, `.`
+/// and `-` only), so that runs on several machines sharing one output folder (a Slurm
+/// array on a network file system) can tell their own temporaries from the others'.
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates on success.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name: String = String::from_utf8_lossy(&buf[..if ok { len } else { 0 }])
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-')
+        .collect();
+    if name.is_empty() { "host".into() } else { name }
+}
+
+/// The writer of one of [`write_atomic`]'s temporary files (`.NAME.tmp-HOST-PID`, or
+/// `.NAME.tmp-PID` as older versions wrote them): host (if named) and process id.
+pub fn temporary_writer(path: &Path) -> Option<(Option<String>, u32)> {
+    let (_, tail) = path
+        .file_name()?
+        .to_str()?
+        .strip_prefix('.')?
+        .rsplit_once(".tmp-")?;
+    let (host, pid) = match tail.rsplit_once('-') {
+        Some((h, p)) if !h.is_empty() => (Some(h.to_string()), p),
+        Some(_) => return None,
+        None => (None, tail),
+    };
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((host, pid.parse().ok()?))
+}
+
+/// Whether `path` is one of [`write_atomic`]'s temporary files.
 pub fn is_temporary(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_prefix('.'))
-        .and_then(|n| n.rsplit_once(".tmp-"))
-        .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    temporary_writer(path).is_some()
+}
+
+/// Age past which another machine's temporary file counts as abandoned: one write takes
+/// well under a second, so an hour-old temporary has no writer left.
+pub const FOREIGN_TEMPORARY_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Whether a temporary file was abandoned by its writer: written on this machine by a
+/// process that no longer runs, or on another machine more than
+/// [`FOREIGN_TEMPORARY_AGE`] ago. A temporary of a live writer (another shard of the
+/// same batch writing into the same folder) is never stale.
+pub fn is_stale_temporary(path: &Path) -> bool {
+    let Some((host, pid)) = temporary_writer(path) else {
+        return false;
+    };
+    let here = host.as_deref().is_none_or(|h| h == host_name());
+    if here {
+        return !process_is_alive(pid);
+    }
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > FOREIGN_TEMPORARY_AGE)
+}
+
+/// Whether a process with this id runs on this machine (signal 0 probes without sending).
+fn process_is_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Delete the temporary files of the writes in progress and return the lock on their list:
@@ -70,6 +140,14 @@ mod tests {
     #[test]
     fn temporaries_are_recognised_and_removed() {
         assert!(is_temporary(Path::new("/a/.v01.glb.tmp-1234")));
+        assert!(is_temporary(Path::new(
+            "/a/.v01.glb.tmp-node-07.cluster-1234"
+        )));
+        assert_eq!(
+            temporary_writer(Path::new("/a/.v01.glb.tmp-node-07-99")),
+            Some((Some("node-07".into()), 99))
+        );
+        assert!(!is_temporary(Path::new("/a/.v01.glb.tmp--12")));
         assert!(!is_temporary(Path::new("/a/v01.glb")));
         assert!(!is_temporary(Path::new("/a/.v01.glb.tmp-")));
         assert!(!is_temporary(Path::new("/a/x.tmp-12")));
@@ -78,7 +156,7 @@ mod tests {
         let out = dir.join("a.txt");
         write_atomic(&out, b"hello").unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"hello");
-        let a_tmp = dir.join(format!(".a.txt.tmp-{}", std::process::id()));
+        let a_tmp = dir.join(format!(".a.txt.tmp-{}-{}", host_name(), std::process::id()));
         assert!(
             !pending().contains(&a_tmp),
             "finished writes leave the list"
@@ -94,6 +172,32 @@ mod tests {
             drop(g);
         }
         pending().retain(|p| p != &tmp);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_abandoned_temporaries_are_stale() {
+        let dir = std::env::temp_dir().join(format!("jostle-stale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let me = std::process::id();
+        // a live writer here (this process), in both name forms: not stale
+        let live = dir.join(format!(".a.glb.tmp-{}-{me}", host_name()));
+        let live_old_form = dir.join(format!(".b.glb.tmp-{me}"));
+        // a writer here that has exited: a child process we waited for
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = child.id();
+        child.wait().unwrap();
+        let dead = dir.join(format!(".c.glb.tmp-{}-{dead_pid}", host_name()));
+        // another machine's fresh temporary: its writer may be running there
+        let foreign = dir.join(format!(".d.glb.tmp-{}x-{dead_pid}", host_name()));
+        for p in [&live, &live_old_form, &dead, &foreign] {
+            std::fs::write(p, b"partial").unwrap();
+        }
+        assert!(!is_stale_temporary(&live));
+        assert!(!is_stale_temporary(&live_old_form));
+        assert!(is_stale_temporary(&dead));
+        assert!(!is_stale_temporary(&foreign));
+        assert!(!is_stale_temporary(&dir.join("v01.glb")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

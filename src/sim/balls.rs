@@ -87,6 +87,8 @@ pub struct Ball {
     pub active: bool,
     /// Contact impulses received, in time order.
     pub hits: Vec<Hit>,
+    /// The body the ball was aimed at (targeted throws), for the metrics.
+    pub aimed_at: Option<usize>,
 }
 
 impl Ball {
@@ -102,12 +104,13 @@ impl Ball {
             w: Vector3::zeros(),
             active: false,
             hits: vec![],
+            aimed_at: None,
         }
     }
 
     /// A handball-like ball (default restitution and friction) for a resolved launch.
     pub fn from_launch(l: &crate::sim::scenario::Launch) -> Self {
-        Ball::new(
+        let mut ball = Ball::new(
             BallParams {
                 mass: l.mass,
                 radius: l.radius,
@@ -116,7 +119,9 @@ impl Ball {
             l.t,
             l.origin,
             l.velocity,
-        )
+        );
+        ball.aimed_at = l.aimed_at;
+        ball
     }
 
     fn inv_inertia(&self) -> f64 {

@@ -16,6 +16,8 @@ pub struct BallMetrics {
     pub first_contact_s: Option<f64>,
     /// End of the last contact with the character, s.
     pub last_contact_s: Option<f64>,
+    /// Body it was aimed at (targeted throws; `None` for a ball given by its velocity).
+    pub aimed_at: Option<String>,
     /// Body it first touched.
     pub body: Option<String>,
     /// Magnitude of the total impulse exchanged with the character, N·s.
@@ -71,6 +73,7 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
                     _ => None,
                 }),
                 impulse_ns: impulse.norm(),
+                aimed_at: b.aimed_at.map(|i| model.bodies[i].name.clone()),
             }
         })
         .collect();

@@ -1,6 +1,7 @@
 //! Simulation orchestration: running a clip under physics (feedforward + feedback,
 //! recorded trajectory and errors), the drift-figure scenarios of METHOD §10, test models.
 
+pub mod aim;
 pub mod balls;
 pub mod drift;
 pub mod metrics;

@@ -385,7 +385,9 @@ impl<'c> Simulation<'c> {
     /// Back to t = 0 on the reference, with an empty record and balls not yet launched.
     pub fn reset(&mut self) {
         for b in self.balls.iter_mut() {
+            let aimed_at = b.aimed_at;
             *b = Ball::new(b.params, b.launch_t, b.launch_x, b.launch_v);
+            b.aimed_at = aimed_at;
         }
         let model = &self.character.model;
         self.character

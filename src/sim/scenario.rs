@@ -22,6 +22,7 @@
 //! Targets are checked against a model only when the scenario is resolved
 //! ([`Scenario::launches`]), so the same file can be used with several clips.
 
+use super::aim;
 use crate::motion::kinematics::BodyKinematics;
 use crate::motion::reference::{Reference, ReferenceScratch};
 use crate::skeleton::{Model, Role};
@@ -96,6 +97,35 @@ pub struct Launch {
     pub mass: f64,
     /// Radius, m.
     pub radius: f64,
+    /// The body a targeted ball was aimed at (`None` for a launched ball).
+    pub aimed_at: Option<usize>,
+    /// The body the ball's free flight first meets on the reference motion (the one it
+    /// will hit unless an earlier ball changed the figure's pose); `None`: a predicted miss.
+    pub predicted_hit: Option<usize>,
+}
+
+impl Launch {
+    /// A warning when a targeted ball is predicted to meet another body than its target
+    /// (or none): which body it will hit instead.
+    pub fn aim_warning(&self, model: &Model) -> Option<String> {
+        let aimed = self.aimed_at?;
+        if self.predicted_hit == Some(aimed) {
+            return None;
+        }
+        let name = |b: usize| model.bodies[b].name.as_str();
+        Some(match self.predicted_hit {
+            Some(b) => format!(
+                "no approach around the figure reaches `{}` unobstructed at the arrival \
+                 time: the ball will hit `{}` first",
+                name(aimed),
+                name(b)
+            ),
+            None => format!(
+                "the ball aimed at `{}` is predicted to miss it",
+                name(aimed)
+            ),
+        })
+    }
 }
 
 /// What is wrong with a scenario, a `--ball` flag or a ball's target.
@@ -306,16 +336,34 @@ impl BallSpec {
     /// at the target body's centre of mass at time `t` (reference motion), from `from` or
     /// from [`DEFAULT_DISTANCE`] in front of the figure at the target's height; its flight
     /// time is distance / speed and its launch velocity compensates gravity, so it arrives
-    /// at `t` exactly.
+    /// at `t` exactly. Without `from`, when another body is in the way of the default
+    /// approach, the directions of [`aim::APPROACHES_DEG`] around the figure are tried in
+    /// turn and the first that reaches the target unobstructed is used; if none does, the
+    /// default approach is kept and [`Launch::aim_warning`] names the body it will hit.
     pub fn launch(&self, model: &Model, reference: &Reference) -> Result<Launch, String> {
         self.validate()?;
         if let (Some(v), Some(f)) = (&self.velocity, &self.from) {
+            let (origin, velocity) = (Vector3::from(*f), Vector3::from(*v));
+            // A launched ball is checked for half a second of flight past its launch.
+            let predicted_hit = aim::first_body_on_flight(
+                model,
+                reference,
+                self.t,
+                &origin,
+                &velocity,
+                self.radius,
+                self.t + 0.5,
+                None,
+            )
+            .map(|(b, _)| b);
             return Ok(Launch {
                 t: self.t,
-                origin: Vector3::from(*f),
-                velocity: Vector3::from(*v),
+                origin,
+                velocity,
                 mass: self.mass,
                 radius: self.radius,
+                aimed_at: None,
+                predicted_hit,
             });
         }
         let name = self.target.as_deref().unwrap_or_default();
@@ -327,19 +375,45 @@ impl BallSpec {
         let t = self.t.min(reference.duration);
         reference.sample(model, t, &mut scratch, &mut kin);
         let target = kin[b].x;
-        let from = match &self.from {
-            Some(f) => Vector3::from(*f),
-            None => target + facing(model, &kin) * DEFAULT_DISTANCE,
-        };
         let speed = self.speed.unwrap_or(DEFAULT_SPEED);
-        let (t0, velocity) = aim(&from, &target, speed, self.t, &model.gravity)?;
-        Ok(Launch {
-            t: t0,
-            origin: from,
-            velocity,
-            mass: self.mass,
-            radius: self.radius,
-        })
+        let launch_from = |from: Vector3<f64>| -> Result<Launch, String> {
+            let (t0, velocity) = aim(&from, &target, speed, self.t, &model.gravity)?;
+            let predicted_hit = aim::first_body_on_flight(
+                model,
+                reference,
+                t0,
+                &from,
+                &velocity,
+                self.radius,
+                self.t,
+                Some(b),
+            )
+            .map(|(hit, _)| hit);
+            Ok(Launch {
+                t: t0,
+                origin: from,
+                velocity,
+                mass: self.mass,
+                radius: self.radius,
+                aimed_at: Some(b),
+                predicted_hit,
+            })
+        };
+        if let Some(f) = &self.from {
+            return launch_from(Vector3::from(*f));
+        }
+        let up = -model.gravity.try_normalize(1e-12).unwrap_or(-Vector3::y());
+        let facing = facing(model, &kin);
+        let mut default = None;
+        for (azimuth, elevation) in aim::APPROACHES_DEG {
+            let dir = aim::approach_direction(&facing, &up, azimuth, elevation);
+            let l = launch_from(target + dir * DEFAULT_DISTANCE)?;
+            if l.predicted_hit == Some(b) {
+                return Ok(l);
+            }
+            default.get_or_insert(l);
+        }
+        default.ok_or_else(|| "no approach direction".to_string())
     }
 }
 

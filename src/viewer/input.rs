@@ -63,6 +63,9 @@ impl ThrowSettings {
             velocity: dir * self.speed,
             mass: self.mass,
             radius: self.radius,
+            aimed_at: None,
+            // a click throws along the eye ray: what it meets is seen in the window
+            predicted_hit: None,
         };
         Some(Throw { spec, launch })
     }

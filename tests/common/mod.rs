@@ -1,12 +1,19 @@
-//! Helpers shared by the BVH tests.
+//! Helpers shared by the integration tests: where the clips are, temp dirs, random models.
 #![allow(dead_code)]
 
 use jostle::mocap::Clip;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
-/// The shared real clips (never copied into the repo).
+/// The shared real clips (never copied into the repo): `$JOSTLE_MOCAP_DIR` if that is set
+/// (used as is; an empty value counts as unset), otherwise `../shared/mocap` beside the
+/// checkout, where CI has them. A fresh clone has neither: the tests that need the real
+/// clips then skip (see [`shared_dir_or_skip`]) unless `JOSTLE_REQUIRE_SHARED=1`.
 pub fn shared_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/mocap"))
+    match std::env::var_os("JOSTLE_MOCAP_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/mocap")),
+    }
 }
 
 /// `(file, joints, end sites, channels/frame, frames, frame time, rotation order)` as listed in
@@ -146,6 +153,153 @@ pub const MANIFEST: &[(&str, usize, usize, usize, usize, f64, &str)] = &[
         "XYZ",
     ),
 ];
+
+/// One of the repository's own clips (`mocap/demo_walk.bvh`, `mocap/demo_wave.bvh`).
+pub fn repo_clip(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("mocap")
+        .join(name)
+}
+
+/// The repository's own clips, sorted.
+pub fn repo_clips() -> Vec<PathBuf> {
+    ["demo_walk.bvh", "demo_wave.bvh"]
+        .into_iter()
+        .map(repo_clip)
+        .collect()
+}
+
+/// The shared clip folder, or `None` when it is missing: then a skip line goes straight to
+/// stderr (past libtest's capture, so a plain `cargo test` shows it), or, under
+/// `JOSTLE_REQUIRE_SHARED=1` (CI), the test panics.
+pub fn shared_dir_or_skip() -> Option<PathBuf> {
+    let dir = shared_dir();
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    absent("skipped", &test_name(), None, "");
+    None
+}
+
+/// The shared clip `name`, or `None` (after the skip line, or a panic under
+/// `JOSTLE_REQUIRE_SHARED=1`) when it or its folder is missing.
+pub fn shared_clip(name: &str) -> Option<PathBuf> {
+    let path = shared_dir().join(name);
+    if path.is_file() {
+        return Some(path);
+    }
+    absent("skipped", &test_name(), Some(name), "");
+    None
+}
+
+/// The repo's clips, then every shared `.bvh` (sorted) when the shared folder is there
+/// (else a visible "skipped" line for the shared part).
+pub fn repo_and_shared_clips() -> Vec<PathBuf> {
+    let mut clips = repo_clips();
+    if let Some(shared) = shared_dir_or_skip_part("shared clips") {
+        let mut v: Vec<_> = std::fs::read_dir(shared)
+            .expect("the shared clip folder")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
+            .collect();
+        v.sort();
+        clips.extend(v);
+    }
+    clips
+}
+
+/// For a test that also runs on the repository's clips: the shared folder, or `None` after
+/// a line naming the part skipped (`what`: the shared clips it would have used); the rest of
+/// the test goes on. A panic under `JOSTLE_REQUIRE_SHARED=1`.
+pub fn shared_dir_or_skip_part(what: &str) -> Option<PathBuf> {
+    let dir = shared_dir();
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    absent(
+        "skipped",
+        &format!("part of {} ({what})", test_name()),
+        None,
+        "; the rest of it ran",
+    );
+    None
+}
+
+/// For a test that can run on something else (`instead`, from the repo's clips) when the
+/// shared clips are absent: the shared folder, or `None` after a `fallback:` line saying so.
+/// A panic under `JOSTLE_REQUIRE_SHARED=1`.
+pub fn shared_dir_or_fallback(instead: &str) -> Option<PathBuf> {
+    let dir = shared_dir();
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    absent(
+        "fallback",
+        &test_name(),
+        None,
+        &format!("; it ran on {instead} instead"),
+    );
+    None
+}
+
+/// A test that only needs "a real clip": the shared clip `name` when present, otherwise the
+/// repository's `mocap/<fallback>` (saying so on stderr). Under `JOSTLE_REQUIRE_SHARED=1`
+/// a missing shared clip is a panic, as everywhere.
+pub fn shared_clip_or_repo(name: &str, fallback: &str) -> PathBuf {
+    let path = shared_dir().join(name);
+    if path.is_file() {
+        return path;
+    }
+    absent(
+        "fallback",
+        &test_name(),
+        Some(name),
+        &format!("; it ran on mocap/{fallback} instead"),
+    );
+    repo_clip(fallback)
+}
+
+/// `crate::test` of the running test: libtest names each test's thread after the test.
+fn test_name() -> String {
+    let krate = env!("CARGO_CRATE_NAME");
+    match std::thread::current().name() {
+        Some(t) if t != "main" => format!("{krate}::{t}"),
+        _ => krate.to_string(),
+    }
+}
+
+/// The shared clips (or one of them) are missing: a panic under `JOSTLE_REQUIRE_SHARED=1`,
+/// otherwise one line on stderr, `<tag>: <who> needs <what> (<why>; <how>)<tail>`.
+fn absent(tag: &str, who: &str, clip: Option<&str>, tail: &str) {
+    let dir = shared_dir();
+    let from_env = std::env::var_os("JOSTLE_MOCAP_DIR").is_some_and(|d| !d.is_empty());
+    let shown = if from_env {
+        dir.display().to_string()
+    } else {
+        "../shared/mocap".to_string()
+    };
+    let what = match clip {
+        Some(c) => format!("{c} from the real clips in {shown}"),
+        None => format!("the real clips in {shown}"),
+    };
+    let why = if clip.is_some() && dir.is_dir() {
+        "the folder lacks it"
+    } else {
+        "not found"
+    };
+    let how = if from_env {
+        "JOSTLE_MOCAP_DIR points there: set it to the shared mocap folder, or unset it for ../shared/mocap"
+    } else {
+        "set JOSTLE_MOCAP_DIR=/path/to/mocap, or clone the shared folder beside the repository"
+    };
+    let msg = format!("{who} needs {what} ({why}; {how})");
+    if std::env::var("JOSTLE_REQUIRE_SHARED").is_ok_and(|v| v == "1") {
+        panic!("JOSTLE_REQUIRE_SHARED=1 and {msg}");
+    }
+    // Straight to stderr, past libtest's capture, so the skip shows in a plain `cargo test`.
+    let _ = writeln!(std::io::stderr(), "{tag}: {msg}{tail}");
+}
 
 /// A copy of the clip with every `line` field zeroed (for comparing re-parsed clips).
 pub fn without_lines(clip: &Clip) -> Clip {
