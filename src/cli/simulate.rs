@@ -155,6 +155,8 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
     let rms = (rec.rms_error_deg.iter().map(|x| x * x).sum::<f64>() / steps.max(1) as f64).sqrt();
     let (kmax, max, body) = rec.peak_error();
     let cons = rec.constraint_error_m.iter().cloned().fold(0.0, f64::max) * 1e3;
+    let root_offset = rec.root_offset_m.iter().cloned().fold(0.0, f64::max);
+    let root_tilt = rec.root_tilt_deg.iter().cloned().fold(0.0, f64::max);
     let summary = json!({
         "file": c.path.display().to_string(),
         "steps": steps,
@@ -166,6 +168,9 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
         "max_error_time_s": (kmax + 1) as f64 * opts.step,
         "reference_vs_mocap_rms_deg": c.reference.mocap_rms_deg,
         "max_constraint_error_mm": cons,
+        "root": if matches!(opts.root, jostle::sim::RootMode::Pinned) { "pinned" } else { "spring" },
+        "root_peak_displacement_m": root_offset,
+        "root_peak_tilt_deg": root_tilt,
         "feedforward": {"max_landing_error": sim.feedforward.max_landing_error},
         "timing": {
             "us_per_step": wall * 1e6 / steps.max(1) as f64,
@@ -193,6 +198,10 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
             c.reference.mocap_rms_deg
         );
         println!("  constraints      {cons:.2e} mm max joint separation");
+        println!(
+            "  root             {:.2} mm, {root_tilt:.3}° at most from its mocap path",
+            root_offset * 1e3
+        );
         println!(
             "  timing           {:.1} µs/step, {:.0}× real time (+ {precompute:.2} s feedforward)",
             wall * 1e6 / steps.max(1) as f64,

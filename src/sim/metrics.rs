@@ -38,6 +38,11 @@ pub struct PerturbMetrics {
     /// Time from the last ball's first contact with the character until every joint is back
     /// within 2° of the mocap for the rest of the clip, s; `None` (null) if it never is.
     pub recovery_time_s: Option<f64>,
+    /// Largest distance of the root's (pelvis') centre of mass from its mocap path, m
+    /// (≈ 0 with a pinned root).
+    pub root_peak_displacement_m: f64,
+    /// Largest angle between the root's orientation and its mocap orientation, degrees.
+    pub root_peak_tilt_deg: f64,
     /// Simulation steps.
     pub steps: usize,
     /// Step, s.
@@ -103,6 +108,8 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
             .map_or(String::new(), |b| b.name.clone()),
         peak_time_s: rec.times.get(k).copied().unwrap_or(0.0),
         recovery_time_s,
+        root_peak_displacement_m: rec.root_offset_m.iter().copied().fold(0.0, f64::max),
+        root_peak_tilt_deg: rec.root_tilt_deg.iter().copied().fold(0.0, f64::max),
         steps: rec.times.len(),
         step_s: sim.opts.step,
     }
