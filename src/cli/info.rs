@@ -168,10 +168,14 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
         m.total_mass(),
         m.bmi()
     );
-    println!(
-        "  stature      {}: {}",
-        m.figure.stature_source, m.figure.stature_detail
-    );
+    match m.figure.stature_source.as_str() {
+        // the user's or the fallback stature set the scale; the detail is the bones' own
+        source @ ("--height" | "fitted") => println!(
+            "  stature      {source} (the bones' proportions: {})",
+            m.figure.stature_detail
+        ),
+        _ => println!("  stature      {}", m.figure.stature_detail),
+    }
     println!(
         "  mass         {}; segments from {SEGMENT_TABLE}",
         m.mass_source

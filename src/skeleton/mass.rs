@@ -171,6 +171,7 @@ pub(crate) fn distribute(fig: &FigureBodies) -> (Vec<BodyMass>, Vec<String>) {
             continue;
         }
         // The neighbour's main body takes it (the chest, not the clavicles).
+        let mut names = vec![];
         for (t, f) in &targets {
             let main = holders[t]
                 .iter()
@@ -178,14 +179,11 @@ pub(crate) fn distribute(fig: &FigureBodies) -> (Vec<BodyMass>, Vec<String>) {
                 .map(|(&b, _)| b);
             if let Some(b) = main {
                 *shares[b].entry(slot).or_default() += f;
+                names.push(format!("`{}`", fig.bodies[b].name));
             }
         }
-        let names: Vec<String> = targets
-            .iter()
-            .map(|(t, _)| t.name().replace('_', " "))
-            .collect();
         notes.push(format!(
-            "no body plays the {}: its mass goes to the {}",
+            "no body plays the {}: its mass goes to {}",
             slot.name().replace('_', " "),
             names.join(" and ")
         ));

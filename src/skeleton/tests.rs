@@ -52,13 +52,24 @@ JOINT Spine {{ OFFSET 0 {spine} 0 CHANNELS 3 Zrotation Xrotation Yrotation
 
 /// The hierarchy with a MOTION section of `frames` frames of zeros (standing still).
 fn with_motion(hierarchy: &str, frames: usize) -> String {
+    posed(hierarchy, frames, 0.0)
+}
+
+/// The hierarchy held in one pose: every rotation channel at `degrees`.
+fn posed(hierarchy: &str, frames: usize, degrees: f64) -> String {
     let words: Vec<&str> = hierarchy.split_whitespace().collect();
-    let channels: usize = words
-        .windows(2)
-        .filter(|w| w[0] == "CHANNELS")
-        .filter_map(|w| w[1].parse::<usize>().ok())
-        .sum();
-    let frame = vec!["0"; channels].join(" ");
+    let values: Vec<String> = words
+        .iter()
+        .filter(|w| w.ends_with("position") || w.ends_with("rotation"))
+        .map(|w| {
+            if w.ends_with("rotation") {
+                degrees.to_string()
+            } else {
+                "0".to_string()
+            }
+        })
+        .collect();
+    let frame = values.join(" ");
     let mut text = format!("{hierarchy}\nMOTION\nFrames: {frames}\nFrame Time: 0.0333333\n");
     for _ in 0..frames {
         text += &frame;
@@ -287,6 +298,17 @@ fn a_trunk_missing_bones_takes_its_stature_from_the_legs() {
     assert_eq!(m.figure.stature_source, "legs_bound");
     close(m.figure.height_m, 0.82 / 0.505, "stature from the legs");
     assert_physical_inertia(&m);
+}
+
+#[test]
+fn stature_does_not_depend_on_the_pose() {
+    // every joint turned 40° about each axis: a crouched, twisted figure, the same bones
+    let hierarchy = figure(10.0, 20.0, 25.0);
+    let still = build(&hierarchy, &ModelOptions::default());
+    let clip = parse_bvh(&posed(&hierarchy, 3, 40.0), "posed.bvh").expect("parses");
+    let bent = build_model(&clip, &ModelOptions::default()).expect("builds");
+    close(bent.figure.height_m, still.figure.height_m, "stature");
+    close(bent.total_mass(), still.total_mass(), "mass");
 }
 
 #[test]
