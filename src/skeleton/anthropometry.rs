@@ -40,11 +40,13 @@ pub const ANKLE_HEIGHT_PER_STATURE: f64 = 0.039;
 /// sits at about the height of the jaw angles.
 pub const VERTEX_ABOVE_HEAD_JOINT_PER_STATURE: f64 = (203.3 / 1741.0 + 200.2 / 1735.0) / 2.0;
 
-/// Longest legs (hip → knee → ankle joint centres) an adult has, fraction of stature.
-/// The table's mean is 0.477 (0.490 male); this is the mean plus about two standard
-/// deviations of the leg-to-stature ratio. A figure whose joint chain makes the legs
-/// longer than this has bones missing from its trunk (cgspeed's CMU files have no thorax
-/// bone), and its stature is taken as legs / this.
+/// Longest legs (hip → knee → ankle joint centres) an adult has, fraction of stature:
+/// jostle's bound, the table's mean (0.477; 0.490 for men) plus about two standard
+/// deviations of adults' leg-to-stature ratio (roughly 0.013, the spread of the
+/// sitting-height ratio). A figure whose joint chain makes the legs longer than this has
+/// trunk bones missing or short (cgspeed's CMU files have no thorax bone), and its stature
+/// is taken as legs / this. The iClone CC rig, the longest-legged of the shared clips, has
+/// legs 0.506 of its chain.
 pub const MAX_LEG_LENGTH_PER_STATURE: f64 = 0.505;
 
 /// Density of the collision capsules, kg/m³: the living body's mean, about 1.05 g/cm³

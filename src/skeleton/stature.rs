@@ -5,10 +5,10 @@
 //! the rig has no sole), ankle → knee → hip (the mean of both legs), the hip joints' centre
 //! → pelvis joint → spine → neck → head joint (every bone on the way, merged zero-length
 //! ones included), and the head joint → vertex (the rig's head bones when they reach that
-//! far, else the table's share). Bones can only be missing from the chain, never extra —
-//! cgspeed's CMU files have no thorax bone, Bandai heads end at the head joint — so the
-//! legs, the best-defined joint centres of any capture, bound it from below: legs are at
-//! most [`MAX_LEG_LENGTH_PER_STATURE`] of an adult's stature.
+//! far, else the table's share). A rig's trunk can only lose length, never gain it —
+//! cgspeed's CMU files have no thorax bone, Bandai's spine joints sit close together — so
+//! the legs, the best-defined joint centres of any capture, bound the chain from below:
+//! legs are at most [`MAX_LEG_LENGTH_PER_STATURE`] of an adult's stature.
 
 use super::anthropometry::{
     ANKLE_HEIGHT_PER_STATURE, MAX_LEG_LENGTH_PER_STATURE, VERTEX_ABOVE_HEAD_JOINT_PER_STATURE,
@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 pub enum StatureSource {
     /// Sole → ankle → knee → hip → spine → head joint → vertex.
     WholeChain,
-    /// The chain is too short for the legs (bones missing from the trunk): legs /
+    /// The chain is too short for the legs (trunk bones missing or short): legs /
     /// [`MAX_LEG_LENGTH_PER_STATURE`].
     LegsBound,
     /// No trunk chain (no pelvis or head role): legs / the table's mean leg share.
@@ -87,7 +87,8 @@ impl StatureEstimate {
             ),
             StatureSource::LegsBound => format!(
                 "legs {} / {MAX_LEG_LENGTH_PER_STATURE} (adults' longest legs): the whole chain \
-                 (hips → head joint {}) gives only {}, so bones are missing from the trunk",
+                 (hips → head joint {}) gives only {}, too short for these legs (trunk bones \
+                 missing or short)",
                 m(self.legs.unwrap_or(0.0)),
                 m(self.trunk.unwrap_or(0.0)),
                 m(self.chain.unwrap_or(0.0))
