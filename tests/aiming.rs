@@ -81,17 +81,35 @@ fn blocked_target_is_reached(c: &Character, t: f64, target: &str) {
     );
 }
 
+/// Arrival times in (0.3 s, end − 0.1 s), every 0.05 s, at which the default approach to
+/// `target` is blocked by another body.
+fn blocked_times(c: &Character, target: &str) -> Vec<f64> {
+    let b = c.model.find_body(target).unwrap();
+    (6..)
+        .map(|i| i as f64 * 0.05)
+        .take_while(|t| *t < c.reference.duration - 0.1)
+        .filter(|&t| default_first_body(c, t, b).is_some_and(|x| x != b))
+        .collect()
+}
+
 #[test]
 fn blocked_targets_are_reached_from_another_side() {
+    // On the demo walk the swinging hand or the upper arm stands in front of the right
+    // forearm's centre at some instants of each stride, and the pelvis in front of the
+    // thigh: the first few such instants (the times depend on the body sizes) must exist
+    // and be reached.
     let c = demo_walk();
-    // At 0.8 s the right upper arm is in front of the forearm's centre, at 1.2 s the
-    // swinging hand; at 1.2 s the pelvis covers the right thigh.
-    for (t, target) in [
-        (0.8, "right_forearm"),
-        (1.2, "right_forearm"),
-        (1.2, "right_thigh"),
-    ] {
-        blocked_target_is_reached(&c, t, target);
+    for target in ["right_forearm", "right_thigh"] {
+        let times = blocked_times(&c, target);
+        assert!(!times.is_empty(), "{target}: no blocked approach found");
+        for &t in times.iter().step_by(3).take(3) {
+            blocked_target_is_reached(&c, t, target);
+        }
+    }
+    // The issue's own case: the CMU walk's right forearm beside the hip at 0.6 s.
+    if let Some(path) = common::shared_clip("cmu_walk_bvhmatlab.bvh") {
+        let c = Character::load(&path, &CharacterOptions::default()).unwrap();
+        blocked_target_is_reached(&c, 0.6, "right_forearm");
     }
 }
 

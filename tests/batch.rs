@@ -306,6 +306,33 @@ fn batch_over(tag: &str, sources: &[PathBuf]) {
     for f in ["v01.glb", "v02.glb", "v01.bvh", "v02.bvh"] {
         assert!(other.join("a").join(f).is_file(), "{f}");
     }
+
+    // 6. --mass and --height are options too: each recomputes the clip with that figure.
+    for (flag, value, key) in [("--mass", "80", "mass_kg"), ("--height", "1.8", "height_m")] {
+        let o = run(
+            &[
+                "-q",
+                "--seed",
+                "8",
+                "--variations",
+                "2",
+                "--bvh",
+                flag,
+                value,
+            ],
+            &lib1,
+            &other,
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r = &rows(&summary(&other.join("summary.json")))[0];
+        assert_eq!(r["status"], "ok", "{flag} {value} recomputes");
+        let want: f64 = value.parse().unwrap();
+        assert!(
+            (r[key].as_f64().unwrap() - want).abs() < 1e-9,
+            "{key}: {}",
+            r[key]
+        );
+    }
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -149,3 +149,88 @@ fn errors_name_the_problem_and_leave_no_output() {
     assert!(!d.join("y.glb").exists());
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// `jostle info mocap/demo_walk.bvh ARGS…` from the repository.
+fn info(args: &[&str]) -> std::process::Output {
+    jostle()
+        .args(["info", "mocap/demo_walk.bvh"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn info_reports_stature_and_mass_and_rejects_bad_values() {
+    let d = tmp("info");
+    let model_json = d.join("model.json");
+    let out = info(&[
+        "--json",
+        "--model-json",
+        model_json.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    for key in [
+        "height_m",
+        "stature_source",
+        "stature_detail",
+        "mass_kg",
+        "mass_source",
+        "bmi_kg_m2",
+    ] {
+        assert!(v.get(key).is_some(), "info --json lacks `{key}`");
+    }
+    assert!((v["bmi_kg_m2"].as_f64().expect("bmi") - 23.0).abs() < 1e-9);
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("model.json")).expect("model"))
+            .expect("json");
+    assert!(model["stature_source"].is_string());
+    let bodies = model["bodies"].as_array().expect("bodies");
+    // the schema keeps its keys and adds each body's share of the de Leva segments
+    for key in [
+        "name",
+        "role",
+        "parent",
+        "mass_kg",
+        "com_world_m",
+        "inertia_body_kgm2",
+        "inertia_world_kgm2",
+        "capsules_body_m",
+        "joint",
+        "merged_clip_joints",
+        "role_fractions",
+    ] {
+        assert!(bodies[0].get(key).is_some(), "model body lacks `{key}`");
+    }
+    let thigh = bodies
+        .iter()
+        .find(|b| b["role"] == "left_thigh")
+        .expect("thigh");
+    assert_eq!(thigh["role_fractions"]["left_thigh"], 1.0);
+
+    let out = info(&["--json", "--mass", "80", "--height", "1.8"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!((v["mass_kg"].as_f64().expect("mass") - 80.0).abs() < 1e-9);
+    assert!((v["height_m"].as_f64().expect("height") - 1.8).abs() < 1e-12);
+    assert_eq!(v["stature_source"], "--height");
+
+    for (args, flag) in [
+        (&["--mass", "-3"][..], "--mass"),
+        (&["--mass", "NaN"][..], "--mass"),
+        (&["--height", "-1.7"][..], "--height"),
+        (&["--height", "inf"][..], "--height"),
+        (&["--height", "1.8", "--scale", "0.01"][..], "--height"),
+    ] {
+        let out = info(args);
+        assert!(!out.status.success(), "{args:?} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&d).ok();
+}

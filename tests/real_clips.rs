@@ -1,10 +1,13 @@
 //! The repo's demo clips and every real clip in ../shared/mocap (skipped when absent): a
-//! plausible human model, a reference motion and finite inverse-dynamics torques; walking
+//! plausible human model (adult stature, a body-mass index of 23, de Leva's segment masses,
+//! physical inertia), a reference motion and finite inverse-dynamics torques; walking
 //! torques of the order biomechanics reports.
 
 mod common;
 
+use jostle::skeleton::anthropometry::{Segment, SegmentSlot, Side, female, male};
 use jostle::{Character, CharacterOptions};
+use nalgebra::SymmetricEigen;
 
 /// The repo's clips, then the shared ones when they are there.
 fn all_clips() -> Vec<std::path::PathBuf> {
@@ -165,21 +168,158 @@ fn demo_wave_torques_are_in_the_waving_arm() {
 }
 
 #[test]
+fn every_clip_is_an_adult_with_de_leva_segment_masses() {
+    // All the shared actors are adults: 1.55–1.95 m, a body-mass index of 23 by default,
+    // and the limbs' and head's shares of the body mass within 15 % of de Leva's male and
+    // female tables (the model uses their mean).
+    let limbs = [
+        Segment::Thigh,
+        Segment::Shank,
+        Segment::Foot,
+        Segment::UpperArm,
+        Segment::Forearm,
+        Segment::Hand,
+    ];
+    let mut slots: Vec<SegmentSlot> = limbs
+        .iter()
+        .flat_map(|&segment| [Side::Left, Side::Right].map(|side| SegmentSlot { segment, side }))
+        .collect();
+    slots.push(SegmentSlot {
+        segment: Segment::HeadNeck,
+        side: Side::Middle,
+    });
+    for path in all_clips() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
+        let m = &c.model;
+        let (h, total) = (m.figure.height_m, m.total_mass());
+        eprintln!(
+            "{name:45} {h:.3} m ({}) {total:5.1} kg",
+            m.figure.stature_source
+        );
+        assert!((1.55..=1.95).contains(&h), "{name}: stature {h} m");
+        assert!((20.0..=26.0).contains(&m.bmi()), "{name}: BMI {}", m.bmi());
+        let sum: f64 = m.bodies.iter().map(|b| b.mass).sum();
+        assert!((sum - 23.0 * h * h).abs() < 1e-9 * sum, "{name}: {sum} kg");
+        for &slot in &slots {
+            let fraction = m.segment_mass(slot) / total;
+            for table in [male(slot.segment), female(slot.segment)] {
+                let ratio = fraction / table.mass_fraction;
+                assert!(
+                    (0.85..=1.15).contains(&ratio),
+                    "{name}: {} is {:.2} % of the body, de Leva {:.2} %",
+                    slot.name(),
+                    100.0 * fraction,
+                    100.0 * table.mass_fraction
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_body_of_every_clip_has_physical_inertia() {
+    for path in all_clips() {
+        let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
+        for b in &c.model.bodies {
+            let what = format!("{}: {}", path.display(), b.name);
+            assert!(
+                b.mass > 0.0 && b.mass.is_finite(),
+                "{what}: mass {}",
+                b.mass
+            );
+            assert!(
+                (b.inertia - b.inertia.transpose()).norm() <= 1e-12 * b.inertia.norm(),
+                "{what}: inertia not symmetric"
+            );
+            let mut p: Vec<f64> = SymmetricEigen::new(b.inertia)
+                .eigenvalues
+                .iter()
+                .copied()
+                .collect();
+            p.sort_by(f64::total_cmp);
+            assert!(p[0] > 0.0, "{what}: not positive definite {p:?}");
+            assert!(
+                p[2] <= (p[0] + p[1]) * (1.0 + 1e-9),
+                "{what}: principal moments {p:?} break the triangle inequality"
+            );
+            assert!(
+                b.capsules
+                    .iter()
+                    .all(|cp| cp.radius > 0.0 && cp.radius < 0.2),
+                "{what}: capsule radii"
+            );
+        }
+    }
+}
+
+#[test]
+fn mass_and_height_options_on_a_real_clip() {
+    let path = common::shared_clip_or_repo("cmu_walk_bvhmatlab.bvh", "demo_walk.bvh");
+    let base = Character::load(&path, &CharacterOptions::default()).expect("loads");
+    let mut opts = CharacterOptions::default();
+    opts.model.mass_kg = Some(80.0);
+    opts.model.frames.height_m = Some(1.8);
+    let c = Character::load(&path, &opts).expect("loads");
+    assert!((c.model.total_mass() - 80.0).abs() < 1e-9);
+    assert!((c.model.figure.height_m - 1.8).abs() < 1e-12);
+    assert_eq!(c.model.figure.unit, "--height");
+    // the same figure, rescaled: every bone (joint point in the parent's frame) is
+    // 1.8 / stature as long
+    let k = 1.8 / base.model.figure.height_m;
+    let bone = |m: &jostle::Model, i: usize| {
+        let b = &m.bodies[i];
+        let p = b.parent.expect("a child");
+        (b.joint.as_ref().expect("joint").parent_anchor + m.bodies[p].com).norm()
+    };
+    for i in 1..base.model.num_bodies() {
+        let (la, lb) = (bone(&base.model, i), bone(&c.model, i));
+        assert!(
+            (lb - k * la).abs() < 1e-9,
+            "{}: {la} -> {lb}",
+            base.model.bodies[i].name
+        );
+    }
+    // same inputs, same model
+    assert_eq!(Character::load(&path, &opts).expect("loads").model, c.model);
+}
+
+#[test]
 fn cgspeed_tpose_frames_are_dropped_and_units_detected() {
-    // the repo's demo clips: centimetres, walking (or standing) from the first frame
+    // The repo's demo clips: centimetres, walking (or standing) from the first frame. The
+    // shared clips: the units chosen before statures came from the whole bone chain,
+    // unchanged.
     let mut cases = vec![
         (common::repo_clip("demo_walk.bvh"), false, "cm"),
         (common::repo_clip("demo_wave.bvh"), false, "cm"),
     ];
-    let shared = common::shared_dir_or_skip_part("cmu, xia, bandai, pymo, mixamo clips");
+    let shared = common::shared_dir_or_skip_part("the shared clips' units");
     if let Some(d) = &shared {
         for (file, tpose, unit) in [
-            ("cmu_walk_bvhmatlab.bvh", true, "CMU unit (5.64 cm)"),
-            ("cmu_01_01_jumps_turn.bvh", true, "CMU unit (5.64 cm)"),
-            ("xia_neutral_01_000_walk.bvh", false, "CMU unit (5.64 cm)"),
+            ("arena_louise.bvh", false, "cm"),
+            ("bandai1_bow_normal_001.bvh", false, "cm"),
+            ("bandai1_dance_short_normal_001_LONG.bvh", false, "cm"),
+            ("bandai1_kick_normal_001.bvh", false, "cm"),
+            ("bandai1_punch_normal_001.bvh", false, "cm"),
+            ("bandai1_run_happy_001.bvh", false, "cm"),
             ("bandai1_walk_normal_001.bvh", false, "cm"),
-            ("pymo_av_8walk_meredith.bvh", false, "in"),
+            ("cmu_01_01_jumps_turn.bvh", true, "CMU unit (5.64 cm)"),
+            ("cmu_walk_bvhmatlab.bvh", true, "CMU unit (5.64 cm)"),
+            ("cmu_walk_dme_example.bvh", true, "CMU unit (5.64 cm)"),
+            ("cmusl_60_12_salsa_lead_m.bvh", false, "fitted"),
+            ("iclone_cmu_02_01_walk.bvh", false, "cm"),
+            ("iclone_cmu_02_05_punch_strike.bvh", false, "cm"),
+            ("iclone_cmu_05_02_dance_pirouette.bvh", false, "cm"),
             ("mixamo_freebvh.bvh", false, "cm"),
+            ("mocapbank_sit_stand.bvh", false, "cm"),
+            ("pymo_av_8walk_meredith.bvh", false, "in"),
+            ("xia_angry_13_000_run.bvh", false, "CMU unit (5.64 cm)"),
+            (
+                "xia_depressed_18_000_punch.bvh",
+                false,
+                "CMU unit (5.64 cm)",
+            ),
+            ("xia_neutral_01_000_walk.bvh", false, "CMU unit (5.64 cm)"),
         ] {
             cases.push((d.join(file), tpose, unit));
         }

@@ -46,7 +46,11 @@ pub fn summary(c: &Character) -> Value {
         "unit": m.figure.unit,
         "scale": m.figure.scale,
         "height_m": m.figure.height_m,
+        "stature_source": m.figure.stature_source,
+        "stature_detail": m.figure.stature_detail,
         "mass_kg": m.total_mass(),
+        "mass_source": m.mass_source,
+        "bmi_kg_m2": m.bmi(),
         "reference_vs_mocap_rms_deg": c.reference.mocap_rms_deg,
         "discarded_swing_rms_deg": discarded_swing(c),
         "warnings": m.notes,
@@ -101,6 +105,7 @@ fn model_json(c: &Character) -> Value {
                 "capsules_body_m": b.capsules.iter().map(|cp| json!({"a": v3(&cp.a), "b": v3(&cp.b), "radius": cp.radius})).collect::<Vec<_>>(),
                 "joint": joint,
                 "merged_clip_joints": b.merged.iter().map(|&j| c.clip.joints[j].name.clone()).collect::<Vec<_>>(),
+                "role_fractions": role_fractions(b),
             })
         })
         .collect();
@@ -109,7 +114,10 @@ fn model_json(c: &Character) -> Value {
         "rest_pose": "the reference motion at t = 0 s",
         "gravity_mps2": v3(&m.gravity),
         "height_m": m.figure.height_m,
+        "stature_source": m.figure.stature_source,
         "mass_kg": m.total_mass(),
+        "mass_source": m.mass_source,
+        "segment_table": SEGMENT_TABLE,
         "bodies": bodies,
     })
 }
@@ -173,6 +181,19 @@ fn clip_only_summary(clip: &Clip, path: &Path, opts: &CharacterOptions, why: &st
         "model": Value::Null,
         "warnings": notes,
     })
+}
+
+/// Where the segment masses, centres of mass and inertia come from.
+const SEGMENT_TABLE: &str =
+    "de Leva (1996), J. Biomech. 29(9) 1223-1230, Table 4: mean of the male and female parameters";
+
+/// Per body: the share of each de Leva segment's mass it carries (`{"left_thigh": 1.0}`);
+/// empty when its mass came from its shapes' volume.
+fn role_fractions(b: &jostle::skeleton::Body) -> serde_json::Map<String, Value> {
+    b.segments
+        .iter()
+        .map(|s| (s.slot.name(), json!(s.fraction)))
+        .collect()
 }
 
 /// Run `jostle info`.
@@ -252,9 +273,22 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<()> {
         m.figure.unit, m.figure.scale
     );
     println!(
-        "  figure       {:.2} m tall, {:.1} kg",
+        "  figure       {:.2} m tall, {:.1} kg (body-mass index {:.1} kg/m²)",
         m.figure.height_m,
-        m.total_mass()
+        m.total_mass(),
+        m.bmi()
+    );
+    match m.figure.stature_source.as_str() {
+        // the user's or the fallback stature set the scale; the detail is the bones' own
+        source @ ("--height" | "fitted") => println!(
+            "  stature      {source} (the bones' proportions: {})",
+            m.figure.stature_detail
+        ),
+        _ => println!("  stature      {}", m.figure.stature_detail),
+    }
+    println!(
+        "  mass         {}; segments from {SEGMENT_TABLE}",
+        m.mass_source
     );
     println!(
         "  reference    {:.2} deg RMS from the raw mocap (filter + joint projection)",

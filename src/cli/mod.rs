@@ -16,9 +16,10 @@ use std::path::PathBuf;
 
 /// jostle: motion capture that reacts to physics.
 ///
-/// Loads a BVH clip, builds a rigid-body model of the figure (capsules at 1000 kg/m³;
-/// ball, hinge and universal joints from a skeleton spec), fits a filtered C² reference
-/// motion and computes the joint torques that reproduce it (inverse dynamics).
+/// Loads a BVH clip, builds a rigid-body model of the figure (stature from its bones,
+/// segment masses and inertia from de Leva's anthropometric tables, capsule shapes; ball,
+/// hinge and universal joints from a skeleton spec), fits a filtered C² reference motion
+/// and computes the joint torques that reproduce it (inverse dynamics).
 #[derive(Parser, Debug)]
 #[command(name = "jostle", version, about, long_about)]
 struct Cli {
@@ -57,8 +58,16 @@ enum Command {
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
     /// Metres per file unit (default: detected from the figure's stature).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "height")]
     pub scale: Option<f64>,
+    /// Rescale the figure to this stature, m (like --scale, in metres of stature).
+    // Hyphen values reach the range check, whose message names the option.
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    pub height: Option<f64>,
+    /// Total body mass, kg (default: a body-mass index of 23 kg/m² × stature²); the
+    /// segments get their shares of it from de Leva's table.
+    #[arg(long, value_name = "KG", allow_hyphen_values = true)]
+    pub mass: Option<f64>,
     /// Keep a leading T-pose frame (dropped by default when detected).
     #[arg(long)]
     pub keep_first_frame: bool,
@@ -79,6 +88,18 @@ impl LoadArgs {
                 "--scale must be a positive number of metres per file unit, got {s}"
             );
         }
+        if let Some(h) = self.height {
+            anyhow::ensure!(
+                h.is_finite() && h > 0.0,
+                "--height must be a positive stature in metres, got {h}"
+            );
+        }
+        if let Some(m) = self.mass {
+            anyhow::ensure!(
+                m.is_finite() && m > 0.0,
+                "--mass must be a positive body mass in kilograms, got {m}"
+            );
+        }
         anyhow::ensure!(
             self.cutoff > 0.0,
             "--cutoff must be positive (Hz), got {}",
@@ -96,9 +117,11 @@ impl LoadArgs {
             model: ModelOptions {
                 frames: FrameOptions {
                     scale: self.scale,
+                    height_m: self.height,
                     keep_first_frame: self.keep_first_frame,
                 },
                 spec,
+                mass_kg: self.mass,
             },
             reference: ReferenceOptions {
                 cutoff_hz: self.cutoff,

@@ -1,10 +1,12 @@
 //! Clip + skeleton spec → [`Model`] (METHOD §3): choose bodies, merge tiny and zero-length
 //! bones, measure the rigid geometry from the motion, build capsules, mass and joints.
 
+use super::anthropometry::DEFAULT_BMI;
+use super::mass::{FigureBodies, ShapeSegment, distribute};
 use super::model::{Body, Capsule, FigureInfo, GRAVITY, Joint, Model};
 use super::roles::{JointType, MERGE_KEYWORDS, Role};
-use super::shape::MassAccumulator;
 use super::spec::{SkeletonSpec, base_name, choose_spec};
+use super::stature::estimate_stature;
 use super::units::{ClipFrames, FigureError, FrameOptions, PositionConvention};
 use crate::mocap::Clip;
 use nalgebra::{Matrix3, Quaternion, SymmetricEigen, UnitQuaternion, Vector3};
@@ -13,10 +15,12 @@ use std::collections::BTreeMap;
 /// Options for building a model.
 #[derive(Clone, Debug, Default)]
 pub struct ModelOptions {
-    /// Units and T-pose handling.
+    /// Units, stature and T-pose handling.
     pub frames: FrameOptions,
     /// A user skeleton spec; `None` picks a built-in one by joint names (or `auto`).
     pub spec: Option<SkeletonSpec>,
+    /// Total body mass, kg (`--mass`); `None`: [`DEFAULT_BMI`] × stature².
+    pub mass_kg: Option<f64>,
 }
 
 /// Why a model could not be built.
@@ -25,6 +29,14 @@ pub enum ModelError {
     /// The clip does not describe a usable figure.
     #[error(transparent)]
     Figure(#[from] FigureError),
+    /// An option is out of its range (names the command-line flag).
+    #[error("{option}: {message}")]
+    InvalidOption {
+        /// The flag (`--mass`).
+        option: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// A user spec names joints the clip lacks.
     #[error("skeleton spec `{spec}` does not fit this clip: joint `{joint}` not found")]
     SpecMismatch {
@@ -47,6 +59,14 @@ const TINY_FRACTION: f64 = 0.045;
 
 /// Build the physical model of a clip.
 pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError> {
+    if let Some(m) = opts.mass_kg
+        && !(m.is_finite() && m > 0.0)
+    {
+        return Err(ModelError::InvalidOption {
+            option: "--mass",
+            message: format!("must be a positive body mass in kilograms, got {m}"),
+        });
+    }
     let mut frames = ClipFrames::new(clip, &opts.frames)?;
 
     // Skeleton spec and roles.
@@ -84,19 +104,30 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
     }
     // Stature from bone lengths is pose-independent (a crouching fighter or a dancer
     // with raised arms has the same bones); prefer it to the vertical extent.
-    if let Some(stature_m) = stature_from_bones(&frames, &roles) {
-        let file = stature_m / frames.scale;
-        frames.set_units(file, opts.frames.scale)?;
-    }
+    let stature = estimate_stature(&frames, &roles, frames.height_m);
+    let measured_scale = frames.scale;
+    frames.set_units(stature.stature / measured_scale, &opts.frames)?;
     let h = frames.height_m;
-    // Radii grow with √stature so mass grows with stature² (body-mass index is roughly
-    // constant across adult heights), not stature³.
+    let stature_source = match frames.unit.as_str() {
+        "--height" | "fitted" => frames.unit.clone(),
+        _ => stature.source.keyword().to_string(),
+    };
+    let stature_detail = stature.describe(frames.scale / measured_scale);
+    // Radii of the provisional shapes (volumes compared before masses are known) grow
+    // with √stature, as mass does at a constant body-mass index.
     let size = (h / 1.75).sqrt();
     let mut notes = frames.notes.clone();
     notes.push(format!(
-        "units: {} ({} m per file unit); figure height {:.3} m",
+        "units: {} ({} m per file unit); stature {:.3} m ({stature_source})",
         frames.unit, frames.scale, h
     ));
+    let (total_mass, mass_source) = match opts.mass_kg {
+        Some(m) => (m, format!("--mass {m} kg")),
+        None => (
+            DEFAULT_BMI * h * h,
+            format!("body-mass index {DEFAULT_BMI} kg/m² × stature²"),
+        ),
+    };
 
     // All frames in world coordinates (metres).
     let nf = frames.num_frames();
@@ -191,6 +222,7 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
                 com: Vector3::zeros(),
                 capsules: vec![],
                 joint: None,
+                segments: vec![],
             });
         } else {
             let Some(p) = clip.joints[j].parent.and_then(|p| owner[p]) else {
@@ -220,19 +252,21 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
         s / nf as f64
     };
 
-    // Geometry, shapes and mass of each body.
-    #[allow(clippy::needless_range_loop)] // bodies[bi] is mutated at the end of the loop
-    for bi in 0..bodies.len() {
-        let b = bodies[bi].clone();
-        let r_body = spec
+    // Geometry of each body: its bones as capsule axes in the body frame.
+    let mut shapes: Vec<Vec<ShapeSegment>> = Vec::with_capacity(bodies.len());
+    let mut provisional_radius = Vec::with_capacity(bodies.len());
+    let mut spec_radius = Vec::with_capacity(bodies.len());
+    for b in &bodies {
+        let from_spec = spec
             .and_then(|s| s.radius_for(b.role, &b.name))
-            .or(b.role.map(|r| r.default_radius_m()))
             .map(|r| r * size);
+        let r_body = from_spec.or(b.role.map(|r| r.default_radius_m() * size));
         let members: Vec<usize> = std::iter::once(b.bvh_joint)
             .chain(b.merged.iter().copied())
             .collect();
         let mut rep_segments: Vec<(Vector3<f64>, Vector3<f64>, bool)> = vec![];
         let mut other_segments: Vec<(Vector3<f64>, Vector3<f64>, bool)> = vec![];
+        let bi = owner[b.bvh_joint];
         // Helper bones (twist, share, breast, facial) are not anatomical segments: no shape.
         let helper = |j: usize| {
             let n = base_name(&clip.joints[j].name).to_ascii_lowercase();
@@ -242,23 +276,20 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
             if k != b.bvh_joint && helper(k) {
                 continue;
             }
-            let pk = mean_in_body(&b, &|f| world[f][k].0);
+            let pk = mean_in_body(b, &|f| world[f][k].0);
             let near_rep = pk.norm() < 0.01 * h;
             let mut ends: Vec<(Vector3<f64>, bool)> = children[k]
                 .iter()
-                .filter(|&&c| !(owner[c] == Some(bi) && helper(c)))
+                .filter(|&&c| !(owner[c] == bi && helper(c)))
                 .map(|&c| {
                     let leaf = children[c].is_empty() && clip.joints[c].end_site.is_none();
-                    (
-                        mean_in_body(&b, &|f| world[f][c].0),
-                        leaf && owner[c] == Some(bi),
-                    )
+                    (mean_in_body(b, &|f| world[f][c].0), leaf && owner[c] == bi)
                 })
                 .collect();
             if let Some(e) = clip.joints[k].end_site {
                 let e = e * frames.scale;
                 ends.push((
-                    mean_in_body(&b, &|f| world[f][k].0 + world[f][k].1 * e),
+                    mean_in_body(b, &|f| world[f][k].0 + world[f][k].1 * e),
                     true,
                 ));
             }
@@ -279,46 +310,79 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
             .map(|(a, c, _)| (c - a).norm())
             .fold(0.0, f64::max);
         let r = r_body.unwrap_or_else(|| (0.2 * longest).clamp(0.015 * size, 0.06 * size));
-        let mut acc = MassAccumulator::default();
-        let mut caps: Vec<(Vector3<f64>, Vector3<f64>, f64)> = vec![];
-        acc.add_sphere(Vector3::zeros(), r, 1.0);
-        for (a, c, cap) in rep_segments {
-            acc.add_cylinder(a, c, r);
-            if cap {
-                acc.add_sphere(c, r, 0.5);
-            }
-            caps.push((a, c, r));
-        }
+        let mut shape: Vec<ShapeSegment> = rep_segments
+            .into_iter()
+            .map(|(a, c, cap)| ShapeSegment {
+                a,
+                b: c,
+                cap,
+                thin: false,
+            })
+            .collect();
         for (a, c, cap) in other_segments {
             // Helper bones lying inside the body's capsules (twist bones) add nothing.
             let inside = |p: &Vector3<f64>| {
-                caps.iter()
-                    .any(|(s0, s1, rr)| point_segment_distance(p, s0, s1) <= *rr)
+                shape.iter().any(|s| {
+                    let rr = if s.thin {
+                        r.min(0.2 * (s.b - s.a).norm())
+                    } else {
+                        r
+                    };
+                    point_segment_distance(p, &s.a, &s.b) <= rr
+                })
             };
             if inside(&a) && inside(&c) {
                 continue;
             }
-            let rr = r.min(0.2 * (c - a).norm());
-            acc.add_cylinder(a, c, rr);
-            if cap {
-                acc.add_sphere(c, rr, 0.5);
-            }
-            caps.push((a, c, rr));
+            shape.push(ShapeSegment {
+                a,
+                b: c,
+                cap,
+                thin: true,
+            });
         }
-        if caps.is_empty() {
-            caps.push((Vector3::zeros(), Vector3::zeros(), r));
-        }
-        let (mass, com, inertia) = acc.finish();
-        let body = &mut bodies[bi];
-        body.mass = mass;
-        body.com = com;
-        body.inertia = inertia;
-        body.capsules = caps
+        shapes.push(shape);
+        provisional_radius.push(r);
+        spec_radius.push(from_spec);
+    }
+
+    // Mass, centre of mass, inertia and capsule radii from the anthropometric tables.
+    let body_roles: Vec<Vec<Role>> = bodies
+        .iter()
+        .map(|b| {
+            std::iter::once(b.bvh_joint)
+                .chain(b.merged.iter().copied())
+                .filter_map(|j| role_of[j])
+                .collect()
+        })
+        .collect();
+    let point_in_body = |bi: usize, k: usize| mean_in_body(&bodies[bi], &|f| world[f][k].0);
+    let clip_parent = |k: usize| clip.joints[k].parent;
+    let (masses, mass_notes) = distribute(&FigureBodies {
+        bodies: &bodies,
+        roles: &body_roles,
+        shapes: &shapes,
+        provisional_radius: &provisional_radius,
+        spec_radius: &spec_radius,
+        role_joint: &roles,
+        point_in_body: &point_in_body,
+        clip_parent: &clip_parent,
+        stature: h,
+        total_mass,
+    });
+    notes.extend(mass_notes);
+    for (body, m) in bodies.iter_mut().zip(masses) {
+        body.mass = m.mass;
+        body.com = m.com;
+        body.inertia = m.inertia;
+        body.segments = m.segments;
+        body.capsules = m
+            .capsules
             .into_iter()
-            .map(|(a, c, rr)| Capsule {
-                a: a - com,
-                b: c - com,
-                radius: rr,
+            .map(|(a, c, radius)| Capsule {
+                a: a - m.com,
+                b: c - m.com,
+                radius,
             })
             .collect();
     }
@@ -408,6 +472,8 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
             .map(|c| *c == PositionConvention::Absolute)
             .collect(),
         height_m: h,
+        stature_source,
+        stature_detail,
     };
     let merged: usize = bodies.iter().map(|b| b.merged.len()).sum();
     notes.push(format!(
@@ -423,67 +489,9 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
         owner,
         frozen,
         clip_joint_names: clip.joints.iter().map(|j| j.name.clone()).collect(),
+        mass_source,
         notes,
     })
-}
-
-/// Stature (m, at the current scale) from mean bone lengths: ankle→knee→hip on each side
-/// (averaged), the hip joints' drop below the pelvis, the trunk path pelvis → … → head,
-/// the head's top, and the ankle height (≈ 4.5 % of stature, Drillis & Contini).
-fn stature_from_bones(frames: &ClipFrames, roles: &BTreeMap<Role, usize>) -> Option<f64> {
-    let nf = frames.num_frames();
-    let step = (nf / 100).max(1);
-    let sample: Vec<_> = (0..nf).step_by(step).map(|f| frames.world(f)).collect();
-    let dist = |a: usize, b: usize| -> f64 {
-        sample.iter().map(|w| (w[a].0 - w[b].0).norm()).sum::<f64>() / sample.len() as f64
-    };
-    let clip = frames.clip;
-    let get = |r: Role| roles.get(&r).copied();
-    let pelvis = get(Role::Pelvis)?;
-    let head = get(Role::Head)?;
-    let mut legs = vec![];
-    for (thigh, shin, foot) in [
-        (Role::LeftThigh, Role::LeftShin, Role::LeftFoot),
-        (Role::RightThigh, Role::RightShin, Role::RightFoot),
-    ] {
-        let (t, s, f) = (get(thigh)?, get(shin)?, get(foot)?);
-        let drop = sample
-            .iter()
-            .map(|w| {
-                let d = w[t].0 - w[pelvis].0;
-                // vertical part of pelvis → hip joint, in the pelvis frame's own "down"
-                (w[pelvis].1.inverse() * d).norm().min(d.norm()) * 0.5
-            })
-            .sum::<f64>()
-            / sample.len() as f64;
-        legs.push(dist(t, s) + dist(s, f) + drop);
-    }
-    let leg = legs.iter().sum::<f64>() / legs.len() as f64;
-    // trunk: walk from the head up its ancestors to the pelvis
-    let mut trunk = 0.0;
-    let mut j = head;
-    while j != pelvis {
-        let p = clip.joints[j].parent?;
-        trunk += dist(j, p);
-        j = p;
-    }
-    // head top: its End Site or farthest descendant, at least a typical 0.12 of the trunk
-    let mut top: f64 = clip.joints[head]
-        .end_site
-        .map_or(0.0, |e| (e * frames.scale).norm());
-    for (k, jt) in clip.joints.iter().enumerate() {
-        let mut a = jt.parent;
-        while let Some(p) = a {
-            if p == head {
-                top = top.max(dist(k, head));
-                break;
-            }
-            a = clip.joints[p].parent;
-        }
-    }
-    let top = top.max(0.12 * trunk);
-    let stature = (leg + trunk + top) / (1.0 - 0.045);
-    stature.is_finite().then_some(stature)
 }
 
 /// Distance from point p to the segment [a, b].

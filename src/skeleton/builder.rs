@@ -67,6 +67,7 @@ impl ModelBuilder {
                 axis_parent: j.axis_parent.normalize(),
                 axis_child: j.axis_child.normalize(),
             }),
+            segments: vec![],
         });
         idx
     }
@@ -85,10 +86,13 @@ impl ModelBuilder {
                 first_frame: 0,
                 absolute_positions: vec![true; n],
                 height_m: 0.0,
+                stature_source: "none".into(),
+                stature_detail: String::new(),
             },
             owner: (0..n).map(Some).collect(),
             frozen: vec![None; n],
             clip_joint_names: (0..n).map(|i| format!("body{i}")).collect(),
+            mass_source: "given per body".into(),
             notes: vec![],
         }
     }

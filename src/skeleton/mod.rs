@@ -1,18 +1,25 @@
-//! Skeleton specs and Clip → [`Model`]: bodies, capsule shapes, mass, joints (METHOD §3–§4).
+//! Skeleton specs and Clip → [`Model`]: stature, bodies, capsule shapes, mass from
+//! anthropometric tables, joints (METHOD §3–§4).
 
+pub mod anthropometry;
 mod build;
 mod builder;
 pub mod joint;
+mod mass;
 mod model;
 mod roles;
 mod shape;
 mod spec;
+mod stature;
+#[cfg(test)]
+mod tests;
 mod units;
 
 pub use build::{ModelError, ModelOptions, build_model, mean_rotation, point_segment_distance};
 pub use builder::{JointSpec, ModelBuilder};
-pub use model::{Body, Capsule, FigureInfo, GRAVITY, Joint, Model};
+pub use model::{Body, Capsule, FigureInfo, GRAVITY, Joint, Model, SegmentShare};
 pub use roles::{JointType, Role};
 pub use shape::{BODY_DENSITY, MassAccumulator};
 pub use spec::{BUILTIN_SPECS, SkeletonSpec, SpecError, base_name};
+pub use stature::{StatureEstimate, StatureSource, estimate_stature};
 pub use units::{ClipFrames, FigureError, FrameOptions, PositionConvention};

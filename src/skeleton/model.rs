@@ -1,5 +1,6 @@
 //! The immutable physical model: rigid bodies, capsule shapes, mass, joints (METHOD §3–§4).
 
+use super::anthropometry::SegmentSlot;
 use super::roles::{JointType, Role};
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use serde::Serialize;
@@ -54,6 +55,15 @@ impl Joint {
     }
 }
 
+/// A body's share of one de Leva segment's mass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SegmentShare {
+    /// The segment (and side).
+    pub slot: SegmentSlot,
+    /// Fraction of that segment's mass this body carries, 0–1.
+    pub fraction: f64,
+}
+
 /// One rigid body of the skeleton.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Body {
@@ -79,6 +89,9 @@ pub struct Body {
     pub capsules: Vec<Capsule>,
     /// Joint to the parent (`None` for the root).
     pub joint: Option<Joint>,
+    /// The de Leva segments whose mass this body carries; empty when its mass came from
+    /// its shapes' volume (no role, no role above it).
+    pub segments: Vec<SegmentShare>,
 }
 
 /// How the clip was read (units, up axis, frames), kept so the same frames can be
@@ -95,8 +108,14 @@ pub struct FigureInfo {
     pub first_frame: usize,
     /// Per clip joint: position channels absolute (true) or added to the OFFSET.
     pub absolute_positions: Vec<bool>,
-    /// Figure height, m.
+    /// Figure height (stature, sole to vertex), m.
     pub height_m: f64,
+    /// How the stature was estimated: `whole_chain`, `legs_bound`, `legs`,
+    /// `joint_extent`, or `--height` / `fitted` when the user's stature or the fallback
+    /// of 1.75 m set the scale.
+    pub stature_source: String,
+    /// The estimate's parts, in words (for `info`).
+    pub stature_detail: String,
 }
 
 /// The immutable physical model of a clip's figure.
@@ -118,6 +137,8 @@ pub struct Model {
     pub frozen: Vec<Option<(Vector3<f64>, UnitQuaternion<f64>)>>,
     /// Names of the clip joints (same indexing as `owner`).
     pub clip_joint_names: Vec<String>,
+    /// Where the total mass came from (`--mass` or the default body-mass index).
+    pub mass_source: String,
     /// Things the user should know (merges, conventions, dropped frames).
     pub notes: Vec<String>,
 }
@@ -131,6 +152,36 @@ impl Model {
     /// Total mass, kg.
     pub fn total_mass(&self) -> f64 {
         self.bodies.iter().map(|b| b.mass).sum()
+    }
+
+    /// Body-mass index, kg/m² (NaN for a model without a stature).
+    pub fn bmi(&self) -> f64 {
+        let h = self.figure.height_m;
+        if h > 0.0 {
+            self.total_mass() / (h * h)
+        } else {
+            f64::NAN
+        }
+    }
+
+    /// Mass the bodies carry of one de Leva segment, kg: Σ over bodies of their fraction of
+    /// that segment × their mass, split among a body's segments by their table masses.
+    pub fn segment_mass(&self, slot: SegmentSlot) -> f64 {
+        use super::anthropometry::averaged;
+        self.bodies
+            .iter()
+            .map(|b| {
+                let table = |s: &SegmentShare| s.fraction * averaged(s.slot.segment).mass_fraction;
+                let all: f64 = b.segments.iter().map(table).sum();
+                let mine: f64 = b
+                    .segments
+                    .iter()
+                    .filter(|s| s.slot == slot)
+                    .map(table)
+                    .sum();
+                if all > 0.0 { b.mass * mine / all } else { 0.0 }
+            })
+            .sum()
     }
 
     /// Degrees of freedom: 6 for the root plus each joint's rotational DOF.

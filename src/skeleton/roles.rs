@@ -1,5 +1,5 @@
 //! Semantic body roles shared by every skeleton family (targets for throws, default
-//! joint types and segment radii).
+//! joint types, the de Leva segments they stand for).
 
 use serde::{Deserialize, Serialize};
 
@@ -101,10 +101,9 @@ impl Role {
         Role::ALL.iter().copied().find(|r| r.name() == s)
     }
 
-    /// Capsule radius of this segment for a 1.75 m figure, metres (scaled with height).
-    ///
-    /// Tuned so that a 1.75 m figure at 1000 kg/m³ weighs about 70 kg with body-part
-    /// masses close to Dempster's/de Leva's fractions.
+    /// Provisional capsule radius of this segment for a 1.75 m figure, metres (scaled with
+    /// √stature): compares the volumes of bodies that share a segment's mass (a Mixamo
+    /// `Spine1` and the abdomen) before the final radii are fitted to the masses.
     pub fn default_radius_m(self) -> f64 {
         match self {
             Role::Pelvis => 0.08,

@@ -2,8 +2,10 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-/// Density of the human body, kg/m³ (close to water).
-pub const BODY_DENSITY: f64 = 1000.0;
+/// Density the accumulator fills shapes with, kg/m³: the capsules' density
+/// ([`super::anthropometry::SHAPE_DENSITY`]). Bodies whose inertia comes from their
+/// capsules rescale it to the mass the anthropometric tables give them.
+pub const BODY_DENSITY: f64 = super::anthropometry::SHAPE_DENSITY;
 
 /// Accumulates point-like mass pieces (each with its own inertia about its centroid).
 #[derive(Default, Clone, Debug)]
@@ -65,7 +67,7 @@ mod tests {
             0.1,
         );
         let (m, com, i) = acc.finish();
-        let m_exp = 1000.0 * std::f64::consts::PI * 0.01;
+        let m_exp = BODY_DENSITY * std::f64::consts::PI * 0.01;
         assert!((m - m_exp).abs() < 1e-9);
         assert!(com.norm() < 1e-12);
         assert!((i[(1, 1)] - 0.5 * m_exp * 0.01).abs() < 1e-9);

@@ -20,7 +20,9 @@ pub struct SkeletonSpec {
     /// Role or joint name → `ball` | `hinge` | `universal` (overrides the role defaults).
     #[serde(default)]
     pub joint_types: BTreeMap<String, JointType>,
-    /// Role or joint name → capsule radius in metres for a 1.75 m figure.
+    /// Role or joint name → capsule radius in metres for a 1.75 m figure (scaled with
+    /// √stature). Overrides the radius fitted to the body's mass; the mass stays the
+    /// table's.
     #[serde(default)]
     pub radius: BTreeMap<String, f64>,
     /// Joint names merged into their parent body regardless of size.

@@ -68,8 +68,11 @@ pub struct ClipFrames<'a> {
 /// Options for reading a clip.
 #[derive(Clone, Debug, Default)]
 pub struct FrameOptions {
-    /// Metres per file unit; `None` detects it from the figure's height.
+    /// Metres per file unit; `None` detects it from the figure's stature.
     pub scale: Option<f64>,
+    /// Stature to rescale the figure to, m (`--height`): the scale becomes this over the
+    /// stature measured in file units. Excludes `scale`.
+    pub height_m: Option<f64>,
     /// Keep a leading T-pose frame instead of dropping it.
     pub keep_first_frame: bool,
 }
@@ -80,6 +83,48 @@ pub enum FigureError {
     /// The clip has no usable frames or a degenerate figure.
     #[error("{0}")]
     Degenerate(String),
+    /// An option is out of its range (names the command-line flag).
+    #[error("{option}: {message}")]
+    InvalidOption {
+        /// The flag (`--height`).
+        option: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Statures a common unit must give for the figure (m): adults' range, with room on both
+/// sides for the estimate's error. A figure that no unit puts in it is fitted to 1.75 m
+/// (`cmusl_60_12`, metres rescaled to a 1.36 m figure, is one).
+const HUMAN_STATURE_M: std::ops::RangeInclusive<f64> = 1.45..=2.1;
+
+impl FrameOptions {
+    /// Check the user's scale and stature: positive, finite, not both.
+    pub fn validate(&self) -> Result<(), FigureError> {
+        if let Some(s) = self.scale
+            && !(s.is_finite() && s > 0.0)
+        {
+            return Err(FigureError::InvalidOption {
+                option: "--scale",
+                message: format!("must be a positive number of metres per file unit, got {s}"),
+            });
+        }
+        if let Some(h) = self.height_m
+            && !(h.is_finite() && h > 0.0)
+        {
+            return Err(FigureError::InvalidOption {
+                option: "--height",
+                message: format!("must be a positive stature in metres, got {h}"),
+            });
+        }
+        if self.scale.is_some() && self.height_m.is_some() {
+            return Err(FigureError::InvalidOption {
+                option: "--height",
+                message: "give a scale (--scale) or a stature (--height), not both".into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl<'a> ClipFrames<'a> {
@@ -130,16 +175,14 @@ impl<'a> ClipFrames<'a> {
         };
         frames.detect_up();
         let height_file = frames.median_height_file();
-        frames.set_units(height_file, opts.scale)?;
+        frames.set_units(height_file, opts)?;
         Ok(frames)
     }
 
-    /// Choose the unit (or apply a user scale) from the figure's stature in file units.
-    pub fn set_units(
-        &mut self,
-        height_file: f64,
-        user_scale: Option<f64>,
-    ) -> Result<(), FigureError> {
+    /// Choose the unit (or apply the user's scale or stature) from the figure's stature in
+    /// file units.
+    pub fn set_units(&mut self, height_file: f64, opts: &FrameOptions) -> Result<(), FigureError> {
+        opts.validate()?;
         let frames = self;
         if !(height_file.is_finite() && height_file > 0.0) {
             return Err(FigureError::Degenerate(
@@ -147,16 +190,20 @@ impl<'a> ClipFrames<'a> {
             ));
         }
         frames.notes.retain(|n| !n.starts_with("no common unit"));
-        match user_scale {
-            Some(s) => {
+        match (opts.scale, opts.height_m) {
+            (Some(s), _) => {
                 frames.scale = s;
                 frames.unit = "--scale".into();
             }
-            None => {
+            (None, Some(h)) => {
+                frames.scale = h / height_file;
+                frames.unit = "--height".into();
+            }
+            (None, None) => {
                 let best = UNIT_CANDIDATES
                     .iter()
                     .map(|(name, s)| (name, s, height_file * s))
-                    .filter(|(_, _, h)| (1.35..=2.1).contains(h))
+                    .filter(|(_, _, h)| HUMAN_STATURE_M.contains(h))
                     .min_by(|a, b| (a.2 - 1.75).abs().total_cmp(&(b.2 - 1.75).abs()));
                 match best {
                     Some((name, s, _)) => {
@@ -168,7 +215,9 @@ impl<'a> ClipFrames<'a> {
                         frames.unit = "fitted".into();
                         frames.notes.push(format!(
                             "no common unit makes the figure ({height_file:.3} file units tall) \
-                             1.35-2.1 m tall; scaled it to 1.75 m (use --scale to override)"
+                             {:.2}-{:.2} m tall; scaled it to 1.75 m (--scale or --height override)",
+                            HUMAN_STATURE_M.start(),
+                            HUMAN_STATURE_M.end()
                         ));
                     }
                 }
