@@ -39,7 +39,8 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// Revision of what a clip's outputs contain for the same inputs and options; part of the
 /// fingerprint so that a resumed batch redoes clips whose outputs an older jostle wrote
 /// differently (r2: recovery time counted from the last impact's onset; r3: targeted balls
-/// go around obstructing bodies, metrics name the body aimed at; stature from the whole
+/// go around obstructing bodies, metrics name the body aimed at and the root's peak
+/// displacement; stature from the whole
 /// bone chain, masses and inertia from de Leva's tables). `--mass` and `--height` reach
 /// the fingerprint through [`BatchOptions::load`].
 pub const OUTPUT_REVISION: u32 = 3;

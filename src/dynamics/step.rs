@@ -100,8 +100,8 @@ impl RootSpring {
     pub fn wrench(&self, s: &BodyState) -> Vector6<f64> {
         let t = &self.target;
         let f = (t.x - s.x) * self.k_linear + (t.v - s.v) * self.d_linear;
-        let tq = (t.q * s.q.inverse()).scaled_axis() * self.k_angular
-            + (t.w - s.w) * self.d_angular;
+        let tq =
+            (t.q * s.q.inverse()).scaled_axis() * self.k_angular + (t.w - s.w) * self.d_angular;
         Vector6::new(f.x, f.y, f.z, tq.x, tq.y, tq.z)
     }
 }
@@ -652,7 +652,13 @@ impl Stepper {
                     "a spring-held root is not available with the improved implicit scheme".into(),
                 ));
             }
-            Self::add_root_spring(spring, &state.bodies[0], h, &mut self.kkt, &mut self.rhs_lin);
+            Self::add_root_spring(
+                spring,
+                &state.bodies[0],
+                h,
+                &mut self.kkt,
+                &mut self.rhs_lin,
+            );
         }
         for b in 0..n {
             let s = &state.bodies[b];

@@ -12,6 +12,6 @@ pub mod run;
 pub mod scenario;
 pub mod trajectory;
 
-pub use run::{Feedforward, Record, SimError, SimOptions, Simulation, Snapshot};
 pub use root::{RootMode, SpringTuning};
+pub use run::{Feedforward, Record, SimError, SimOptions, Simulation, Snapshot};
 pub use trajectory::{BallTrack, BodyPose, Trajectory};

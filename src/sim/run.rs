@@ -770,7 +770,9 @@ impl<'c> Simulation<'c> {
             .push(self.state.max_joint_separation(model));
         // self.kin holds the reference at the state's time (see prepare_step)
         let (root, reference) = (&self.state.bodies[0], &self.kin[0]);
-        self.record.root_offset_m.push((root.x - reference.x).norm());
+        self.record
+            .root_offset_m
+            .push((root.x - reference.x).norm());
         self.record
             .root_tilt_deg
             .push((reference.q.inverse() * root.q).angle().to_degrees());

@@ -338,8 +338,9 @@ impl BallSpec {
     /// time is distance / speed and its launch velocity compensates gravity, so it arrives
     /// at `t` exactly. Without `from`, when another body is in the way of the default
     /// approach, the directions of [`aim::APPROACHES_DEG`] around the figure are tried in
-    /// turn and the first that reaches the target unobstructed is used; if none does, the
-    /// default approach is kept and [`Launch::aim_warning`] names the body it will hit.
+    /// turn, at the centre of mass and then at points along the body's capsules, and the
+    /// first that reaches the target unobstructed is used; if none does, the default
+    /// approach is kept and [`Launch::aim_warning`] names the body it will hit.
     pub fn launch(&self, model: &Model, reference: &Reference) -> Result<Launch, String> {
         self.validate()?;
         if let (Some(v), Some(f)) = (&self.velocity, &self.from) {
@@ -376,8 +377,8 @@ impl BallSpec {
         reference.sample(model, t, &mut scratch, &mut kin);
         let target = kin[b].x;
         let speed = self.speed.unwrap_or(DEFAULT_SPEED);
-        let launch_from = |from: Vector3<f64>| -> Result<Launch, String> {
-            let (t0, velocity) = aim(&from, &target, speed, self.t, &model.gravity)?;
+        let launch_from = |from: Vector3<f64>, point: Vector3<f64>| -> Result<Launch, String> {
+            let (t0, velocity) = aim(&from, &point, speed, self.t, &model.gravity)?;
             let predicted_hit = aim::first_body_on_flight(
                 model,
                 reference,
@@ -400,18 +401,29 @@ impl BallSpec {
             })
         };
         if let Some(f) = &self.from {
-            return launch_from(Vector3::from(*f));
+            return launch_from(Vector3::from(*f), target);
         }
         let up = -model.gravity.try_normalize(1e-12).unwrap_or(-Vector3::y());
         let facing = facing(model, &kin);
-        let mut default = None;
-        for (azimuth, elevation) in aim::APPROACHES_DEG {
-            let dir = aim::approach_direction(&facing, &up, azimuth, elevation);
-            let l = launch_from(target + dir * DEFAULT_DISTANCE)?;
-            if l.predicted_hit == Some(b) {
-                return Ok(l);
+        // Aim points: the centre of mass first, then points along the body's capsule axes
+        // (a pelvis whose centre lies inside the abdomen's capsule is still reached at a
+        // hip). Every approach for one point before the next point.
+        let mut points = vec![target];
+        for cap in &model.bodies[b].capsules {
+            for s in [0.5, 0.0, 1.0] {
+                points.push(kin[b].x + kin[b].q * cap.a.lerp(&cap.b, s));
             }
-            default.get_or_insert(l);
+        }
+        let mut default = None;
+        for point in points {
+            for (azimuth, elevation) in aim::APPROACHES_DEG {
+                let dir = aim::approach_direction(&facing, &up, azimuth, elevation);
+                let l = launch_from(point + dir * DEFAULT_DISTANCE, point)?;
+                if l.predicted_hit == Some(b) {
+                    return Ok(l);
+                }
+                default.get_or_insert(l);
+            }
         }
         default.ok_or_else(|| "no approach direction".to_string())
     }
