@@ -541,3 +541,23 @@ fn interrupted_batch_leaves_complete_files_and_resumes() {
     assert_eq!(status_of(long), "ok");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn batch_fsyncs_each_output_before_renaming_it() {
+    let out = tmp("durable");
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap");
+    let mut cmd = jostle();
+    cmd.arg("batch")
+        .arg(&lib)
+        .arg("--out")
+        .arg(&out)
+        .args(["--bvh", "-q"]);
+    let Some((trace, o)) = common::strace_writes(&cmd, "batch_fsyncs_each_output") else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let outputs = files_under(&out);
+    assert!(outputs.len() >= 2 * 4 + 3, "{outputs:?}");
+    common::assert_durable_writes(&trace, &outputs);
+    std::fs::remove_dir_all(&out).ok();
+}

@@ -1,6 +1,8 @@
 //! The `jostle` binary: the README's main job, the JSON keys scripts depend on, and errors
 //! that name the problem without leaving partial output files.
 
+mod common;
+
 use std::process::Command;
 
 fn jostle() -> Command {
@@ -232,5 +234,35 @@ fn info_reports_stature_and_mass_and_rejects_bad_values() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(flag), "{args:?}: {err}");
     }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn perturb_fsyncs_each_output_before_renaming_it() {
+    let d = tmp("durable");
+    let outs = [d.join("o/x.glb"), d.join("o/x.bvh"), d.join("o/m.json")];
+    let mut cmd = jostle();
+    cmd.args([
+        "perturb",
+        "mocap/demo_walk.bvh",
+        "--ball",
+        "t=1.5,target=right_forearm,speed=12",
+    ])
+    .arg("--out")
+    .arg(&outs[0])
+    .arg("--bvh")
+    .arg(&outs[1])
+    .arg("--metrics")
+    .arg(&outs[2])
+    .current_dir(env!("CARGO_MANIFEST_DIR"));
+    let Some((trace, out)) = common::strace_writes(&cmd, "perturb_fsyncs_each_output") else {
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::assert_durable_writes(&trace, &outs);
     std::fs::remove_dir_all(&d).ok();
 }

@@ -16,13 +16,12 @@ fn pending() -> MutexGuard<'static, Vec<PathBuf>> {
     PENDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Write `bytes` to `path` atomically: a temporary file in the same directory, then a
-/// rename, so a reader (or a killed run) never sees a partial file.
+/// Write `bytes` to `path` atomically and durably: a temporary file in the same directory,
+/// flushed to the disk (`fsync`), renamed over `path`, then the directory flushed so the
+/// rename itself survives a power cut (what git and SQLite do). A reader, a killed run or a
+/// crashed machine sees the old file or the whole new one, never a partial or empty file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = parent_dir(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -37,6 +36,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.flush()?;
+        f.sync_all()?;
         drop(f);
         std::fs::rename(&tmp, path)
     })();
@@ -44,7 +44,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     pending().retain(|p| p != &tmp);
-    result
+    result?;
+    sync_dir(&dir)
+}
+
+/// The folder a file goes into (`.` for a bare name).
+pub fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Flush a directory's entries to the disk (after a rename or a new file in it). File
+/// systems that cannot sync a directory (`EINVAL`, `ENOTSUP`: some network and FUSE file
+/// systems) are left to their own guarantees; other errors (`EIO`) are returned.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    let result = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    match result {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOTSUP)) => Ok(()),
+        other => other,
+    }
 }
 
 /// This machine's host name as it goes into temporary file names (letters, digits, `.`

@@ -4,8 +4,7 @@
 //! to the same bits), so `parse_bvh(write_bvh_string(c))` reproduces `c` exactly.
 use super::{BvhError, Clip};
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// BVH text of a clip.
 ///
@@ -91,32 +90,20 @@ fn indent(out: &mut String, depth: usize) {
     }
 }
 
-/// Write a clip to a file atomically: the text goes to a temporary file in the same
-/// directory (`.<name>.tmp-<pid>`), which is then renamed over `path`. On failure the
-/// temporary file is removed and `path` is left as it was.
+/// Write a clip to a file atomically and durably with [`crate::export::write_atomic`]: a
+/// temporary file in the same directory, flushed to the disk, renamed over `path`, and the
+/// directory flushed. On failure the temporary file is removed and `path` is left as it was.
 pub fn write_bvh(clip: &Clip, path: &Path) -> Result<(), BvhError> {
-    let io_err = |p: &Path, source| BvhError::Io {
-        path: p.into(),
-        source,
-    };
-    let Some(name) = path.file_name() else {
-        return Err(io_err(
-            path,
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
-        ));
-    };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp: PathBuf = path.with_file_name(tmp_name);
-
-    let text = write_bvh_string(clip);
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.flush()))
-        .map_err(|e| io_err(&tmp, e))
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| io_err(path, e)));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if path.file_name().is_none() {
+        return Err(BvhError::Io {
+            path: path.into(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        });
     }
-    result
+    crate::export::write_atomic(path, write_bvh_string(clip).as_bytes()).map_err(|source| {
+        BvhError::Io {
+            path: path.into(),
+            source,
+        }
+    })
 }

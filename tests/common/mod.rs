@@ -4,6 +4,7 @@
 use jostle::mocap::Clip;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The shared real clips (never copied into the repo): `$JOSTLE_MOCAP_DIR` if that is set
 /// (used as is; an empty value counts as unset), otherwise `../shared/mocap` beside the
@@ -322,3 +323,81 @@ pub fn temp_dir(name: &str) -> PathBuf {
 mod random;
 #[allow(unused_imports)]
 pub use random::*;
+
+/// `cmd` run under `strace -f -y` tracing `fsync`, `fdatasync` and the renames; returns
+/// the trace (one syscall a line, file descriptors shown with their paths) and whether the
+/// command succeeded. Without strace: a `skipped:` line on stderr and `None` (a panic
+/// under `JOSTLE_REQUIRE_STRACE=1`, which `.ci/run` sets after installing strace).
+pub fn strace_writes(cmd: &Command, test: &str) -> Option<(String, std::process::Output)> {
+    let installed = Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        let msg = format!("{test} needs strace (apt-get install strace) to see the fsyncs");
+        if std::env::var("JOSTLE_REQUIRE_STRACE").is_ok_and(|v| v == "1") {
+            panic!("JOSTLE_REQUIRE_STRACE=1 and {msg}");
+        }
+        let _ = writeln!(std::io::stderr(), "skipped: {msg}");
+        return None;
+    }
+    let log = temp_dir(&format!("strace-{test}")).join("trace.txt");
+    let mut traced = Command::new("strace");
+    traced
+        .args(["-f", "-y", "-qq", "-e"])
+        .arg("trace=fsync,fdatasync,rename,renameat,renameat2")
+        .arg("-o")
+        .arg(&log)
+        .arg("--")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    if let Some(d) = cmd.get_current_dir() {
+        traced.current_dir(d);
+    }
+    let out = traced.output().expect("strace runs");
+    let trace = std::fs::read_to_string(&log).expect("strace wrote its log");
+    Some((trace, out))
+}
+
+/// Asserts from a [`strace_writes`] trace that every file of `outputs` (absolute paths)
+/// came into place by a rename from a temporary that was fsynced (an `fsync`/`fdatasync`
+/// on a descriptor of that temporary) before the rename, and that its folder was fsynced
+/// after it.
+pub fn assert_durable_writes(trace: &str, outputs: &[PathBuf]) {
+    let lines: Vec<&str> = trace.lines().collect();
+    let synced = |line: &str, path: &Path| {
+        (line.contains("fsync(") || line.contains("fdatasync("))
+            && line.contains(&format!("<{}>", path.display()))
+    };
+    for out in outputs {
+        let quoted = |s: &str| -> Vec<String> {
+            s.split('"').skip(1).step_by(2).map(String::from).collect()
+        };
+        let renamed = lines.iter().enumerate().find_map(|(i, l)| {
+            if !l.contains("rename") {
+                return None;
+            }
+            let args = quoted(l);
+            (args.len() >= 2 && Path::new(&args[1]) == out.as_path())
+                .then(|| (i, PathBuf::from(&args[0])))
+        });
+        let Some((at, tmp)) = renamed else {
+            panic!(
+                "{} was not renamed into place; trace:\n{trace}",
+                out.display()
+            );
+        };
+        assert!(
+            lines[..at].iter().any(|l| synced(l, &tmp)),
+            "{} was renamed from {} without an fsync of it before; trace:\n{trace}",
+            out.display(),
+            tmp.display()
+        );
+        let dir = out.parent().expect("output in a folder");
+        assert!(
+            lines[at..].iter().any(|l| synced(l, dir)),
+            "the folder of {} was not fsynced after its rename; trace:\n{trace}",
+            out.display()
+        );
+    }
+}
