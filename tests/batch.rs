@@ -561,3 +561,85 @@ fn batch_fsyncs_each_output_before_renaming_it() {
     common::assert_durable_writes(&trace, &outputs);
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// The outputs of a batch folder by path relative to it, without `job.json` (wall times)
+/// and the run's summary files: what must equal a clean run byte for byte.
+fn clip_outputs(out: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    files_under(out)
+        .into_iter()
+        .filter(|p| p.components().count() > out.components().count() + 1)
+        .filter(|p| !p.ends_with("job.json"))
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p.strip_prefix(out).unwrap().to_path_buf(), bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn resume_redoes_clips_whose_outputs_were_truncated_or_altered() {
+    let root = tmp("damaged");
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap");
+    let (clean, out) = (root.join("clean"), root.join("out"));
+    for o in [&clean, &out] {
+        let r = run(&["--bvh", "-q"], &lib, o);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let job: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("demo_walk/job.json")).unwrap())
+            .unwrap();
+    let glb = job["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "v01.glb")
+        .expect("job.json records v01.glb");
+    let size = glb["bytes"].as_u64().unwrap();
+    assert_eq!(
+        size,
+        std::fs::metadata(out.join("demo_walk/v01.glb"))
+            .unwrap()
+            .len()
+    );
+    assert_eq!(glb["sha256"].as_str().unwrap().len(), 64);
+    // Damage: a truncated glTF in one clip, a flipped byte (same size) in the other's BVH.
+    let truncated = out.join("demo_walk/v01.glb");
+    let half = std::fs::read(&truncated).unwrap()[..size as usize / 2].to_vec();
+    std::fs::write(&truncated, &half).unwrap();
+    let altered = out.join("demo_wave/v01.bvh");
+    let mut bytes = std::fs::read(&altered).unwrap();
+    let i = bytes.len() / 2;
+    bytes[i] ^= 0x01;
+    std::fs::write(&altered, &bytes).unwrap();
+
+    let r = run(&["--bvh", "--json-lines"], &lib, &out);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "redo demo_walk/v01.glb: {} bytes, expected {size}",
+            half.len()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("redo demo_wave/v01.bvh: ") && stderr.contains("SHA-256 differs"),
+        "{stderr}"
+    );
+    let statuses: Vec<Value> = String::from_utf8_lossy(&r.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["status"].clone())
+        .collect();
+    assert_eq!(statuses, ["ok", "ok"], "both clips redone");
+    assert_eq!(clip_outputs(&out), clip_outputs(&clean));
+    // A third run finds everything intact.
+    let r = run(&["--bvh", "--json-lines"], &lib, &out);
+    assert!(!String::from_utf8_lossy(&r.stderr).contains("redo "));
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout)
+            .matches("\"skipped\"")
+            .count(),
+        2
+    );
+    std::fs::remove_dir_all(&root).ok();
+}

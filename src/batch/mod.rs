@@ -129,11 +129,86 @@ pub fn variation_seed(seed: u64, rel: &str, variation: usize) -> u64 {
 
 /// The completion marker beside a clip's outputs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct JobMarker {
-    input_sha256: String,
-    options_sha256: String,
-    outputs: Vec<String>,
-    timing: ClipTiming,
+pub struct JobMarker {
+    /// SHA-256 of the input clip.
+    pub input_sha256: String,
+    /// The options' fingerprint ([`BatchOptions::fingerprint`]).
+    pub options_sha256: String,
+    /// Every output as it was written.
+    pub outputs: Vec<OutputRecord>,
+    /// Wall times.
+    pub timing: ClipTiming,
+}
+
+/// One output file as `job.json` records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputRecord {
+    /// File name in the clip's folder.
+    pub name: String,
+    /// Size, bytes.
+    pub bytes: u64,
+    /// SHA-256 of the contents.
+    pub sha256: String,
+}
+
+impl OutputRecord {
+    fn of(name: &str, data: &[u8]) -> Self {
+        OutputRecord {
+            name: name.to_string(),
+            bytes: data.len() as u64,
+            sha256: sha256_hex(data),
+        }
+    }
+}
+
+/// Read a clip folder's `job.json`: `Ok(None)` when there is none, `Err` (naming the file
+/// by `shown`, its path relative to the output folder) when it cannot be read or parsed.
+pub fn read_job_marker(dir: &Path, shown: &str) -> Result<Option<JobMarker>, String> {
+    let p = dir.join("job.json");
+    let text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{shown}/job.json: unreadable ({e})")),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| format!("{shown}/job.json: not a job marker of this jostle ({e})"))
+}
+
+/// Check a finished clip's outputs against its `job.json`: each file's size, then its
+/// SHA-256. Returns one line per bad file, `DIR/NAME: what is wrong` (`shown`: the clip
+/// folder's path relative to the output folder).
+pub fn verify_outputs(dir: &Path, shown: &str, marker: &JobMarker) -> Vec<String> {
+    marker
+        .outputs
+        .iter()
+        .filter_map(|o| {
+            let p = dir.join(&o.name);
+            let what = match std::fs::read(&p) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => "missing".to_string(),
+                Err(e) => format!("unreadable ({e})"),
+                Ok(data) if data.len() as u64 != o.bytes => {
+                    format!("{} bytes, expected {}", data.len(), o.bytes)
+                }
+                Ok(data) if sha256_hex(&data) != o.sha256 => {
+                    format!(
+                        "{} bytes as expected but its SHA-256 differs from job.json (altered)",
+                        o.bytes
+                    )
+                }
+                Ok(_) => return None,
+            };
+            Some(format!("{shown}/{}: {what}", o.name))
+        })
+        .collect()
+}
+
+/// A clip folder's path relative to the output folder, for messages.
+fn shown_dir(out: &Path, dir: &Path) -> String {
+    dir.strip_prefix(out)
+        .unwrap_or(dir)
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The per-clip metrics file (deterministic: no timings, no absolute paths).
@@ -217,19 +292,43 @@ fn row_from_metrics(m: &ClipMetrics, status: ClipStatus, timing: ClipTiming) -> 
     }
 }
 
-/// An earlier run's row if its outputs are complete and match this input and these options.
-fn up_to_date(dir: &Path, rel: &str, input_sha: &str, options_sha: &str) -> Option<ClipRow> {
-    let marker: JobMarker =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("job.json")).ok()?).ok()?;
-    if marker.input_sha256 != input_sha
-        || marker.options_sha256 != options_sha
-        || !marker.outputs.iter().all(|o| dir.join(o).is_file())
-    {
-        return None;
+/// An earlier run's row if its outputs are complete, intact (sizes and SHA-256 as
+/// `job.json` recorded them) and match this input and these options. Otherwise the clip is
+/// to be redone: `Err(Some(why))` when finished outputs were found damaged (`redo DIR/NAME:
+/// why`, one line per file), `Err(None)` when it simply was not done for these inputs.
+fn up_to_date(
+    out: &Path,
+    dir: &Path,
+    rel: &str,
+    input_sha: &str,
+    options_sha: &str,
+) -> Result<ClipRow, Option<String>> {
+    let shown = shown_dir(out, dir);
+    let redo = |why: String| Some(format!("redo {why}"));
+    let marker = read_job_marker(dir, &shown).map_err(redo)?.ok_or(None)?;
+    if marker.input_sha256 != input_sha || marker.options_sha256 != options_sha {
+        return Err(None);
     }
-    let m: ClipMetrics =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("metrics.json")).ok()?).ok()?;
-    (m.clip == rel).then(|| row_from_metrics(&m, ClipStatus::Skipped, marker.timing))
+    let bad = verify_outputs(dir, &shown, &marker);
+    if !bad.is_empty() {
+        return Err(Some(
+            bad.iter()
+                .map(|b| format!("redo {b}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ));
+    }
+    let m: ClipMetrics = std::fs::read_to_string(dir.join("metrics.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or_else(|| redo(format!("{shown}/metrics.json: unreadable")))?;
+    if m.clip != rel {
+        return Err(redo(format!(
+            "{shown}/metrics.json: written for {}",
+            m.clip
+        )));
+    }
+    Ok(row_from_metrics(&m, ClipStatus::Skipped, marker.timing))
 }
 
 /// Process one clip (never panics: a panic inside the pipeline becomes a failed row).
@@ -268,10 +367,12 @@ fn process_clip_inner(
     let input_sha = sha256_hex(&bytes);
     drop(bytes);
     let dir = clip_out_dir(&opts.out, &clip.rel);
-    if !opts.force
-        && let Some(row) = up_to_date(&dir, &clip.rel, &input_sha, options_sha)
-    {
-        return Ok(row);
+    let mut redone = None;
+    if !opts.force {
+        match up_to_date(&opts.out, &dir, &clip.rel, &input_sha, options_sha) {
+            Ok(row) => return Ok(row),
+            Err(why) => redone = why,
+        }
     }
     let c = Character::load(&clip.path, &opts.load).map_err(|e| e.to_string())?;
     let load_s = t0.elapsed().as_secs_f64();
@@ -281,21 +382,21 @@ fn process_clip_inner(
     // Outputs of an earlier, different run must not survive beside the new ones.
     let _ = std::fs::remove_file(dir.join("job.json"));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let write = |name: &str, data: &[u8]| {
-        let p = dir.join(name);
-        write_atomic(&p, data).map_err(|e| format!("cannot write {}: {e}", p.display()))
-    };
     let mut outputs = vec![];
+    let mut write = |name: &str, data: &[u8]| {
+        let p = dir.join(name);
+        write_atomic(&p, data).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        outputs.push(OutputRecord::of(name, data));
+        Ok::<(), String>(())
+    };
     let mut variations = vec![];
     for (v, run) in runs.iter().enumerate() {
         let glb = variation_file(v, "glb");
         write(&glb, &run.glb)?;
-        outputs.push(glb.clone());
         let bvh = match &run.bvh {
             Some(text) => {
                 let name = variation_file(v, "bvh");
                 write(&name, text.as_bytes())?;
-                outputs.push(name.clone());
                 Some(name)
             }
             None => None,
@@ -319,7 +420,6 @@ fn process_clip_inner(
     };
     let text = serde_json::to_string_pretty(&metrics).map_err(|e| e.to_string())? + "\n";
     write("metrics.json", text.as_bytes())?;
-    outputs.push("metrics.json".into());
     let timing = ClipTiming {
         load_s,
         inverse_s: jt.inverse_s,
@@ -334,8 +434,11 @@ fn process_clip_inner(
         timing,
     };
     let text = serde_json::to_string_pretty(&marker).map_err(|e| e.to_string())? + "\n";
-    write("job.json", text.as_bytes())?;
-    Ok(row_from_metrics(&metrics, ClipStatus::Ok, timing))
+    let p = dir.join("job.json");
+    write_atomic(&p, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    let mut row = row_from_metrics(&metrics, ClipStatus::Ok, timing);
+    row.reason = redone;
+    Ok(row)
 }
 
 /// Why a batch could not run at all (a clip's failure is a row, not an error).

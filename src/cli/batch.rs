@@ -181,6 +181,12 @@ pub fn run(a: &BatchArgs) -> anyhow::Result<()> {
     };
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let on_done = |r: &ClipRow| {
+        // A redone clip says which finished outputs were damaged, in every mode.
+        if r.status != ClipStatus::Failed
+            && let Some(why) = &r.reason
+        {
+            bar.suspend(|| eprintln!("{why}"));
+        }
         if a.json_lines {
             if let Ok(line) = serde_json::to_string(r) {
                 bar.suspend(|| println!("{line}"));
