@@ -643,3 +643,46 @@ fn resume_redoes_clips_whose_outputs_were_truncated_or_altered() {
     );
     std::fs::remove_dir_all(&root).ok();
 }
+
+#[test]
+fn check_passes_a_clean_run_and_finds_a_flipped_byte() {
+    let out = tmp("check");
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap");
+    let r = run(&["--bvh", "-q"], &lib, &out);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let check_dir = |dir: &Path| {
+        jostle()
+            .args(["batch", "--check"])
+            .arg(dir)
+            .output()
+            .unwrap()
+    };
+    let check = || check_dir(&out);
+    let ok = check();
+    let stdout = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.starts_with("ok: 2 clips, 6 files"), "{stdout}");
+    let glb = out.join("demo_walk/v01.glb");
+    let mut bytes = std::fs::read(&glb).unwrap();
+    bytes[100] ^= 0x80;
+    std::fs::write(&glb, &bytes).unwrap();
+    let bad = check();
+    let stdout = String::from_utf8_lossy(&bad.stdout);
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.starts_with("demo_walk/v01.glb: ") && stdout.contains("SHA-256 differs"),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("1 bad file(s)"));
+    // Not an output folder: an error that says what to give.
+    let none = check_dir(&lib);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no finished clips"));
+    std::fs::remove_dir_all(&out).ok();
+}

@@ -172,7 +172,7 @@ pub fn read_job_marker(dir: &Path, shown: &str) -> Result<Option<JobMarker>, Str
     };
     serde_json::from_str(&text)
         .map(Some)
-        .map_err(|e| format!("{shown}/job.json: not a job marker of this jostle ({e})"))
+        .map_err(|e| format!("{shown}/job.json: not a job marker of this jostle version ({e})"))
 }
 
 /// Check a finished clip's outputs against its `job.json`: each file's size, then its
@@ -201,6 +201,56 @@ pub fn verify_outputs(dir: &Path, shown: &str, marker: &JobMarker) -> Vec<String
             Some(format!("{shown}/{}: {what}", o.name))
         })
         .collect()
+}
+
+/// What `jostle batch --check` found in an output folder.
+#[derive(Clone, Debug, Default)]
+pub struct CheckReport {
+    /// Clip folders with a `job.json`.
+    pub clips: usize,
+    /// Output files checked.
+    pub files: usize,
+    /// Their recorded sizes, bytes.
+    pub bytes: u64,
+    /// One line per bad file (`DIR/NAME: what is wrong`), sorted by path.
+    pub bad: Vec<String>,
+}
+
+/// Verify every finished clip under `out` (each folder with a `job.json`) against its
+/// `job.json` — sizes and SHA-256 — without simulating anything.
+pub fn check_outputs(out: &Path) -> std::io::Result<CheckReport> {
+    let mut report = CheckReport::default();
+    let mut stack = vec![out.to_path_buf()];
+    let mut dirs = vec![];
+    while let Some(d) = stack.pop() {
+        let mut has_job = false;
+        for e in std::fs::read_dir(&d)? {
+            let e = e?;
+            if e.file_type()?.is_dir() {
+                stack.push(e.path());
+            } else if e.file_name() == "job.json" {
+                has_job = true;
+            }
+        }
+        if has_job {
+            dirs.push(d);
+        }
+    }
+    dirs.sort();
+    for dir in dirs {
+        let shown = shown_dir(out, &dir);
+        report.clips += 1;
+        match read_job_marker(&dir, &shown) {
+            Ok(Some(marker)) => {
+                report.files += marker.outputs.len();
+                report.bytes += marker.outputs.iter().map(|o| o.bytes).sum::<u64>();
+                report.bad.extend(verify_outputs(&dir, &shown, &marker));
+            }
+            Ok(None) => {}
+            Err(why) => report.bad.push(why),
+        }
+    }
+    Ok(report)
 }
 
 /// A clip folder's path relative to the output folder, for messages.

@@ -17,19 +17,21 @@ use std::path::PathBuf;
 Outputs mirror the library: OUT/<path without .bvh>/v01.glb (+ v01.bvh), metrics.json and
 job.json per clip; OUT/summary.json, summary.csv and report.html for the run.
 
-A clip whose job.json matches its input's SHA-256 and the options is skipped (use --force to
-redo it), so an interrupted batch resumes where it stopped; killing it leaves no partial
+A clip whose job.json matches its input's SHA-256 and the options, and whose outputs still
+have the sizes and SHA-256 it recorded, is skipped (use --force to redo it; a damaged output
+is named and its clip redone), so an interrupted batch resumes where it stopped; killing it leaves no partial
 file. One bad clip is reported (status failed, with the reason) and the rest go on; the exit
 code is 1 if any clip failed.
 
 On a cluster, run `jostle batch LIB --out OUT --shard I/N` for I = 0..N-1 (e.g. a Slurm array
-with I = $SLURM_ARRAY_TASK_ID) and then `jostle batch --merge OUT`.")]
+with I = $SLURM_ARRAY_TASK_ID) and then `jostle batch --merge OUT`. `jostle batch --check OUT`
+verifies a finished output folder against its job.json files without simulating.")]
 pub struct BatchArgs {
     /// Folder of BVH clips (searched recursively for *.bvh).
-    #[arg(required_unless_present = "merge")]
+    #[arg(required_unless_present_any = ["merge", "check"])]
     pub library: Option<PathBuf>,
     /// Output folder.
-    #[arg(long, value_name = "DIR", required_unless_present = "merge")]
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["merge", "check"])]
     pub out: Option<PathBuf>,
     /// Perturbed variations per clip, each with its own random throws.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -55,6 +57,14 @@ pub struct BatchArgs {
     /// Join the shard summaries in this output folder into summary.json/csv and report.html.
     #[arg(long, value_name = "OUT_DIR", conflicts_with_all = ["library", "out", "shard"])]
     pub merge: Option<PathBuf>,
+    /// Verify every finished clip in this output folder against its job.json (each output's
+    /// size and SHA-256) without simulating; exit code 1 and a line per bad file if any.
+    #[arg(
+        long,
+        value_name = "OUT_DIR",
+        conflicts_with_all = ["library", "out", "shard", "merge", "force"]
+    )]
+    pub check: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -113,6 +123,42 @@ fn finish(summary: &Summary, written: &[PathBuf]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `jostle batch --check OUT`: the bad files on stdout and an error, or a one-line summary.
+fn check(out: &std::path::Path) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        out.is_dir(),
+        "{}: not a folder (give the --out folder of a batch run)",
+        out.display()
+    );
+    let r = jostle::batch::check_outputs(out)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", out.display()))?;
+    anyhow::ensure!(
+        r.clips > 0,
+        "{}: no finished clips (no job.json): not a batch output folder, or no clip finished yet",
+        out.display()
+    );
+    for line in &r.bad {
+        println!("{line}");
+    }
+    if !r.bad.is_empty() {
+        anyhow::bail!(
+            "{} bad file(s) among the {} finished clips in {}; run the same `jostle batch LIB --out {}` again to redo those clips",
+            r.bad.len(),
+            r.clips,
+            out.display(),
+            out.display()
+        );
+    }
+    println!(
+        "ok: {} clips, {} files ({:.1} MB) match their job.json in {}",
+        r.clips,
+        r.files,
+        r.bytes as f64 / 1e6,
+        out.display()
+    );
+    Ok(())
+}
+
 /// Run `jostle batch`.
 pub fn run(a: &BatchArgs) -> anyhow::Result<()> {
     if let Some(out) = &a.merge {
@@ -121,8 +167,13 @@ pub fn run(a: &BatchArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot write the summary in {}: {e}", out.display()))?;
         return finish(&summary, &written);
     }
+    if let Some(out) = &a.check {
+        return check(out);
+    }
     let (Some(library), Some(out)) = (&a.library, &a.out) else {
-        anyhow::bail!("give the library folder and --out DIR (or --merge OUT_DIR)");
+        anyhow::bail!(
+            "give the library folder and --out DIR (or --merge OUT_DIR, or --check OUT_DIR)"
+        );
     };
     let scenario = match &a.scenario {
         Some(p) => {
