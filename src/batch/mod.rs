@@ -25,7 +25,7 @@ use crate::export::write_atomic;
 use crate::sim::SimOptions;
 use crate::sim::random_throws::random_scenario;
 use crate::sim::scenario::Scenario;
-use files::{ClipFile, Shard, clip_out_dir, sha256_hex, shard_of, variation_file};
+use files::{ClipFile, Shard, clip_out_dir, file_sha256_hex, sha256_hex, shard_of, variation_file};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -184,19 +184,19 @@ pub fn verify_outputs(dir: &Path, shown: &str, marker: &JobMarker) -> Vec<String
         .iter()
         .filter_map(|o| {
             let p = dir.join(&o.name);
-            let what = match std::fs::read(&p) {
+            // The size first (no read), then the contents, streamed.
+            let what = match std::fs::metadata(&p) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => "missing".to_string(),
                 Err(e) => format!("unreadable ({e})"),
-                Ok(data) if data.len() as u64 != o.bytes => {
-                    format!("{} bytes, expected {}", data.len(), o.bytes)
-                }
-                Ok(data) if sha256_hex(&data) != o.sha256 => {
-                    format!(
+                Ok(m) if m.len() != o.bytes => format!("{} bytes, expected {}", m.len(), o.bytes),
+                Ok(_) => match file_sha256_hex(&p) {
+                    Err(e) => format!("unreadable ({e})"),
+                    Ok((_, sha)) if sha != o.sha256 => format!(
                         "{} bytes as expected but its SHA-256 differs from job.json (altered)",
                         o.bytes
-                    )
-                }
-                Ok(_) => return None,
+                    ),
+                    Ok(_) => return None,
+                },
             };
             Some(format!("{shown}/{}: {what}", o.name))
         })

@@ -329,12 +329,15 @@ pub use random::*;
 /// command succeeded. Without strace: a `skipped:` line on stderr and `None` (a panic
 /// under `JOSTLE_REQUIRE_STRACE=1`, which `.ci/run` sets after installing strace).
 pub fn strace_writes(cmd: &Command, test: &str) -> Option<(String, std::process::Output)> {
-    let installed = Command::new("strace")
-        .arg("-V")
+    // Installed, and allowed to trace (a container may forbid ptrace).
+    let usable = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=fsync", "true"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !installed {
-        let msg = format!("{test} needs strace (apt-get install strace) to see the fsyncs");
+    if !usable {
+        let msg = format!(
+            "{test} needs strace (apt-get install strace) allowed to trace (ptrace) to see the fsyncs"
+        );
         if std::env::var("JOSTLE_REQUIRE_STRACE").is_ok_and(|v| v == "1") {
             panic!("JOSTLE_REQUIRE_STRACE=1 and {msg}");
         }
