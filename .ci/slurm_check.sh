@@ -312,6 +312,10 @@ echo "merge $MID: $st$ec"
 [ "$st" = JobState=COMPLETED ] && [ "$ec" = " ExitCode=0:0" ] || die "merge job $MID: $st$ec"
 SLURM_OK=1 # failures from here on are jostle's, not Slurm's: no daemon logs
 
+# Every output the shards wrote matches the size and SHA-256 its job.json records.
+log "checking the merged library: jostle batch --check"
+"$BIN" batch --check "$OUT" || die "jostle batch --check found bad outputs in $OUT"
+
 # The same batch unsharded: the script's command without --shard, into another folder.
 cmd=$(printf '%s\n' "$S" | grep -v '^#' | sed -e ':a' -e '/\\$/N; s/\\\n//; ta')
 cmd=$(subst "$cmd" 's| --shard "\$SLURM_ARRAY_TASK_ID/2"||')
