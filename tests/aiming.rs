@@ -166,6 +166,8 @@ fn random_throws_record_the_body_aimed_at_and_the_body_hit() {
         run_variations(&c, SimOptions::default(), &[scenario], "demo_walk", false).unwrap();
     let balls = &runs[0].metrics.balls;
     assert_eq!(balls.len(), 4);
+    // single ball–limb impacts: the full frictional LCP always solves
+    assert_eq!(runs[0].metrics.contact_fallback_steps, 0);
     let mut reached = 0;
     for b in balls {
         let aimed = b.aimed_at.as_deref().expect("random throws are targeted");

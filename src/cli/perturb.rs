@@ -145,6 +145,12 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
             "  peak deviation {:.1}° ({} at {:.2} s)",
             m.peak_deviation_deg, m.peak_joint, m.peak_time_s
         );
+        if m.contact_fallback_steps > 0 {
+            println!(
+                "  warning: in {} step(s) the contacts were solved without restitution and friction (the full LCP had no solution)",
+                m.contact_fallback_steps
+            );
+        }
         match m.recovery_time_s {
             Some(r) => println!("  back within 2° of the mocap {r:.2} s after the last impact"),
             None => println!("  not back within 2° of the mocap by the end of the clip"),

@@ -213,6 +213,10 @@ pub struct ContactReport {
     pub ball_momentum: Vector3<f64>,
     /// The part of `ball_momentum` that came from the ground, N·s.
     pub ground_impulse: Vector3<f64>,
+    /// The frictional LCP with restitution had no solution Lemke could find, and the
+    /// step's contacts were solved without restitution and friction instead (METHOD §9:
+    /// squeezed balls). Counted in the metrics, never silent.
+    pub fallback: bool,
 }
 
 /// Velocity change of every character body (and the root's multiplier) per unit impulse.
@@ -451,7 +455,8 @@ pub fn contact_phase(
             Ok(z) => z,
             Err(_) => {
                 // Fallback (METHOD §9: squeezed balls can make the frictional LCP
-                // unsolvable): no restitution, no friction.
+                // unsolvable): no restitution, no friction — reported.
+                report.fallback = true;
                 let mut f0 = DVector::zeros(nr);
                 for k in 0..nr {
                     f0[k] = row_velocity(k, &u_free, &ball_pre);

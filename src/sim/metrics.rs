@@ -43,6 +43,9 @@ pub struct PerturbMetrics {
     pub root_peak_displacement_m: f64,
     /// Largest angle between the root's orientation and its mocap orientation, degrees.
     pub root_peak_tilt_deg: f64,
+    /// Steps whose contacts had to be solved without restitution and friction (the full
+    /// LCP failed; see `ContactReport::fallback`).
+    pub contact_fallback_steps: usize,
     /// Simulation steps.
     pub steps: usize,
     /// Step, s.
@@ -110,6 +113,7 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
         recovery_time_s,
         root_peak_displacement_m: rec.root_offset_m.iter().copied().fold(0.0, f64::max),
         root_peak_tilt_deg: rec.root_tilt_deg.iter().copied().fold(0.0, f64::max),
+        contact_fallback_steps: rec.contacts.iter().filter(|c| c.fallback).count(),
         steps: rec.times.len(),
         step_s: sim.opts.step,
     }
