@@ -9,26 +9,25 @@ use jostle::skeleton::anthropometry::{Segment, SegmentSlot, Side, female, male};
 use jostle::{Character, CharacterOptions};
 use nalgebra::SymmetricEigen;
 
-/// The repo's clips, then the shared ones when they are there.
+/// The repo's clips, then the shared ones when they are there (all 20 of them).
 fn all_clips() -> Vec<std::path::PathBuf> {
-    let mut clips = common::repo_clips();
-    let Some(shared) = common::shared_dir_or_skip_part("shared clips") else {
-        return clips;
-    };
-    let mut v: Vec<_> = std::fs::read_dir(shared)
-        .expect("the shared clip folder")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
-        .collect();
-    v.sort();
+    let clips = common::repo_and_shared_clips();
+    let shared = clips.len() - common::repo_clips().len();
     assert!(
-        v.len() >= 20,
-        "expected the 20 shared clips, found {}",
-        v.len()
+        shared == 0 || shared >= 20,
+        "expected the 20 shared clips, found {shared}"
     );
-    clips.extend(v);
     clips
+}
+
+/// Largest |τ| over the table (N·m) of the DOFs whose name starts with `prefix`.
+fn peak_torque(names: &[String], tau: &[Vec<f64>], prefix: &str) -> f64 {
+    names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.starts_with(prefix))
+        .map(|(i, _)| tau.iter().map(|t| t[i].abs()).fold(0.0, f64::max))
+        .fold(0.0, f64::max)
 }
 
 #[test]
@@ -97,14 +96,7 @@ fn walk_hip_and_knee_torques_are_tens_of_newton_metres() {
         let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
         let table = c.inverse_dynamics(1.0 / 240.0);
         let names = c.dof_names();
-        let peak = |prefix: &str| {
-            names
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| n.starts_with(prefix))
-                .map(|(i, _)| table.tau.iter().map(|t| t[i].abs()).fold(0.0, f64::max))
-                .fold(0.0, f64::max)
-        };
+        let peak = |prefix: &str| peak_torque(&names, &table.tau, prefix);
         for (joint, lo, hi) in [
             ("LeftUpLeg.", 10.0, 120.0),
             ("RightUpLeg.", 10.0, 120.0),
@@ -144,14 +136,7 @@ fn demo_wave_torques_are_in_the_waving_arm() {
     let table = c.inverse_dynamics(1.0 / 240.0);
     assert!(table.tau.iter().flatten().all(|v| v.is_finite()));
     let names = c.dof_names();
-    let peak = |prefix: &str| {
-        names
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| n.starts_with(prefix))
-            .map(|(i, _)| table.tau.iter().map(|t| t[i].abs()).fold(0.0, f64::max))
-            .fold(0.0, f64::max)
-    };
+    let peak = |prefix: &str| peak_torque(&names, &table.tau, prefix);
     let right = peak("RightArm.");
     let left = peak("LeftArm.");
     let legs = ["LeftUpLeg.", "RightUpLeg.", "LeftLeg.", "RightLeg."]

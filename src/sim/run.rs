@@ -290,14 +290,15 @@ impl<'c> Simulation<'c> {
         };
         let stepper = Stepper::new(model, step_opts).map_err(|e| step_error(character, e, 0.0))?;
         let n = model.num_bodies();
+        // The figure at t = 0 scales the gravity stiffness floor and the root spring.
+        let mut kin0 = vec![BodyKinematics::default(); n];
+        character
+            .reference
+            .sample(model, 0.0, &mut ReferenceScratch::default(), &mut kin0);
         let feedforward = match ff {
             Some(f) => f,
             None => {
                 let table = character.inverse_dynamics(opts.step);
-                let mut kin0 = vec![BodyKinematics::default(); model.num_bodies()];
-                character
-                    .reference
-                    .sample(model, 0.0, &mut ReferenceScratch::default(), &mut kin0);
                 let grav = crate::dynamics::control::gravity_stiffness(model, &kin0);
                 let offsets = model.dof_offsets();
                 let mut floor = vec![opts.gains.k_0; model.joint_dofs()];
@@ -328,13 +329,7 @@ impl<'c> Simulation<'c> {
                 }
             }
         };
-        let spring_scale = {
-            let mut kin0 = vec![BodyKinematics::default(); model.num_bodies()];
-            character
-                .reference
-                .sample(model, 0.0, &mut ReferenceScratch::default(), &mut kin0);
-            SpringScale::of(model, &kin0)
-        };
+        let spring_scale = SpringScale::of(model, &kin0);
         let mut tracking = Tracking::new(model, &opts.gains);
         tracking.enabled = opts.feedback;
         let mut sim = Simulation {
