@@ -41,9 +41,10 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// differently (r2: recovery time counted from the last impact's onset; r3: targeted balls
 /// go around obstructing bodies, metrics name the body aimed at and the root's peak
 /// displacement; stature from the whole
-/// bone chain, masses and inertia from de Leva's tables). `--mass` and `--height` reach
-/// the fingerprint through [`BatchOptions::load`].
-pub const OUTPUT_REVISION: u32 = 3;
+/// bone chain, masses and inertia from de Leva's tables; r4: the floor balls bounce on is
+/// the 5th percentile of the reference's lowest points, METHOD §12.1). `--mass` and
+/// `--height` reach the fingerprint through [`BatchOptions::load`].
+pub const OUTPUT_REVISION: u32 = 4;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]

@@ -157,6 +157,7 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
     let cons = rec.constraint_error_m.iter().cloned().fold(0.0, f64::max) * 1e3;
     let root_offset = rec.root_offset_m.iter().cloned().fold(0.0, f64::max);
     let root_tilt = rec.root_tilt_deg.iter().cloned().fold(0.0, f64::max);
+    let split = sim.feedforward.support_split;
     let summary = json!({
         "file": c.path.display().to_string(),
         "steps": steps,
@@ -172,6 +173,10 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
         "root_peak_displacement_m": root_offset,
         "root_peak_tilt_deg": root_tilt,
         "feedforward": {"max_landing_error": sim.feedforward.max_landing_error},
+        "floor_height_m": split.floor_height_m,
+        "hand_of_god_rms_pct_bw": split.hand_of_god_rms_pct_bw,
+        "residual_force_rms_pct_bw": split.residual_force_rms_pct_bw,
+        "residual_torque_rms_nm": split.residual_torque_rms_nm,
         "timing": {
             "us_per_step": wall * 1e6 / steps.max(1) as f64,
             "simulate_s": wall,

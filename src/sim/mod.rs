@@ -10,6 +10,7 @@ pub mod random_throws;
 pub mod root;
 pub mod run;
 pub mod scenario;
+pub mod support;
 pub mod trajectory;
 
 pub use root::{RootMode, SpringTuning};

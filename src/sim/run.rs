@@ -29,6 +29,7 @@ use crate::sim::balls::{
     Ball, ContactOptions, ContactReport, ContactWorkspace, contact_phase, launch_balls,
 };
 use crate::sim::root::{RootMode, SpringScale};
+use crate::sim::support::{FloorSplit, SupportContact, SupportSplit};
 use crate::sim::{BallTrack, BodyPose, Trajectory};
 use nalgebra::{UnitQuaternion, Vector3, Vector6};
 
@@ -107,6 +108,11 @@ pub struct Feedforward {
     pub max_landing_error: f64,
     /// Time of the worst landing, s.
     pub worst_landing_time: f64,
+    /// Per step k: the floor contacts that carry the figure (METHOD §12.2), when the
+    /// root is spring-held; empty otherwise.
+    pub support: Vec<Vec<SupportContact>>,
+    /// Size of the split of the root's support (METHOD §12.2), over the clip.
+    pub support_split: SupportSplit,
 }
 
 /// Per-step record of a run.
@@ -173,7 +179,7 @@ pub struct Simulation<'c> {
     pub record: Record,
     /// Thrown balls (their current state and hits).
     pub balls: Vec<Ball>,
-    /// Contact settings (ground height from the clip's lowest foot point).
+    /// Contact settings (ground height: [`Simulation::floor_height`]).
     pub contact: ContactOptions,
     contact_ws: ContactWorkspace,
     stepper: Stepper,
@@ -270,7 +276,7 @@ impl<'c> Simulation<'c> {
             ..opts
         };
         let mut sim = Self::bare(character, pinned, None)?;
-        let ff = sim.compute_feedforward()?;
+        let ff = sim.compute_feedforward(false)?;
         let mut sim = Self::bare(character, opts, Some(ff))?;
         sim.reset();
         sim.contact.ground_y = Some(sim.floor_height());
@@ -326,6 +332,8 @@ impl<'c> Simulation<'c> {
                     stiffness,
                     max_landing_error: 0.0,
                     worst_landing_time: 0.0,
+                    support: vec![],
+                    support_split: SupportSplit::default(),
                 }
             }
         };
@@ -359,27 +367,16 @@ impl<'c> Simulation<'c> {
         Ok(sim)
     }
 
-    /// The clip's floor: the lowest point the character's capsules reach in the
-    /// reference motion, m.
+    /// The clip's floor (METHOD §12.1): the 5th percentile of each reference sample's
+    /// lowest capsule point, m.
     pub fn floor_height(&self) -> f64 {
-        let model = &self.character.model;
+        let c = self.character;
         let mut scratch = ReferenceScratch::default();
-        let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
-        let mut lowest = f64::INFINITY;
-        let steps = (self.character.reference.duration / 0.02).ceil() as usize;
-        for k in 0..=steps {
-            self.character
-                .reference
-                .sample(model, k as f64 * 0.02, &mut scratch, &mut kin);
-            for (b, body) in model.bodies.iter().enumerate() {
-                for c in &body.capsules {
-                    for e in [c.a, c.b] {
-                        lowest = lowest.min((kin[b].x + kin[b].q * e).y - c.radius);
-                    }
-                }
-            }
-        }
-        if lowest.is_finite() { lowest } else { 0.0 }
+        crate::sim::support::floor_height(
+            &c.model,
+            |t, kin| c.reference.sample(&c.model, t, &mut scratch, kin),
+            c.reference.duration,
+        )
     }
 
     /// Add a ball to the run (before or during it).
@@ -561,8 +558,11 @@ impl<'c> Simulation<'c> {
             .map_err(|e| step_error(self.character, e, t))
     }
 
-    /// The discrete-time inverse dynamics along the integrator's unperturbed path.
-    fn compute_feedforward(&mut self) -> Result<Feedforward, SimError> {
+    /// The discrete-time inverse dynamics along the integrator's unperturbed path. With
+    /// `floor_support` the floor takes its share of the root's support (METHOD §12.2): ψ
+    /// then carries the weight through the legs, the root keeps the residual, and the
+    /// floor impulses are recorded for the simulation's contacts to meet.
+    fn compute_feedforward(&mut self, floor_support: bool) -> Result<Feedforward, SimError> {
         let model = &self.character.model;
         let n = model.num_bodies();
         let h = self.opts.step;
@@ -578,6 +578,8 @@ impl<'c> Simulation<'c> {
         let mut wrenches = vec![(Vector3::zeros(), Vector3::zeros()); n];
         let mut landing: f64 = 0.0;
         let mut worst_at = 0.0;
+        let mut split = FloorSplit::new(model, self.floor_height(), h);
+        let mut support_all = Vec::with_capacity(if floor_support { steps } else { 0 });
         self.tracking.enabled = self.opts.feedback;
         self.reset();
         for k in 0..steps {
@@ -658,6 +660,40 @@ impl<'c> Simulation<'c> {
             } else {
                 self.add_feedforward(Some(&psi), t)?;
             }
+            let mut psi = psi;
+            let hand_of_god = self.stepper.root_impulse();
+            let poses: Vec<_> = start.bodies.iter().map(|s| (s.x, s.q)).collect();
+            let support = split.at(&poses, &u_star, &hand_of_god).map_err(|e| {
+                SimError::Settings(format!("floor support split at t = {t:.4} s: {e}"))
+            })?;
+            if floor_support {
+                // The floor's impulses are external to the tree: the joints now supply the
+                // wrenches minus them (ψ_Δ = −sweep(floor)), and the root the rest.
+                wrench_to_joint_torques(model, &qs, &split.wrenches, &mut ws, &mut out);
+                for (p, d) in psi.iter_mut().zip(&out.tau) {
+                    *p -= d;
+                }
+                for e in self.feedforward_wrench.iter_mut() {
+                    *e = (Vector3::zeros(), Vector3::zeros());
+                }
+                let neg: Vec<f64> = out.tau.iter().map(|d| -d).collect();
+                add_feedforward_wrenches(
+                    model,
+                    &self.state,
+                    &self.offsets,
+                    &neg,
+                    &mut self.feedforward_wrench,
+                );
+                for (e, f) in self.feedforward_wrench.iter_mut().zip(&split.wrenches) {
+                    e.0 += f.0;
+                    e.1 += f.1;
+                }
+                self.stepper
+                    .resolve_with_external(&self.feedforward_wrench)
+                    .map_err(|e| step_error(self.character, e, t))?;
+                support_all.push(support);
+            }
+            split.record(&hand_of_god, &self.stepper.root_impulse(), floor_support);
             root_impulse_all.push(self.stepper.root_impulse());
             self.stepper
                 .finish(model, &mut self.state, &root)
@@ -680,12 +716,16 @@ impl<'c> Simulation<'c> {
                 stiffness: vec![],
                 max_landing_error: 0.0,
                 worst_landing_time: 0.0,
+                support: vec![],
+                support_split: SupportSplit::default(),
             },
         );
         ff.psi = psi_all;
         ff.root_impulse = root_impulse_all;
         ff.max_landing_error = landing;
         ff.worst_landing_time = worst_at;
+        ff.support = support_all;
+        ff.support_split = split.summary();
         Ok(ff)
     }
 

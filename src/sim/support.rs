@@ -1,0 +1,459 @@
+//! Ground support in the reference motion (METHOD §12.1–12.2): where the floor is, which
+//! capsule ends carry the figure's weight at an instant, and the floor forces at them that
+//! explain the root wrench the inverse dynamics found.
+//!
+//! The pinned root's rows supply everything the recorded motion needs from outside beyond
+//! gravity (the "hand of god"): for a standing or walking clip about one body weight. A
+//! small non-negative least squares in a friction pyramid finds floor forces f_j at the
+//! support points whose wrench about the root matches it as well as the cone allows:
+//!
+//! ```text
+//! min_β ‖W (λ_r − Σ_j [f_j ; (p_j − x_r) × f_j])‖² + Σ_j ε_j ‖β_j‖²   β ≥ 0,
+//! f_j = Σ_k β_jk (n + μ t_k)
+//! ```
+//!
+//! solved as the LCP of its normal equations (positive definite) with Lemke's method. The
+//! legs then carry the weight through their joint torques and the root keeps only the
+//! residual (OpenSim's residual forces), whose size is the clip's dynamic inconsistency.
+//! A point's ε_j grows as it nears the edge of the support tests, so forces fade in and
+//! out over a centimetre of height instead of jumping when a foot lands or lifts.
+
+use crate::contact::{LcpError, lemke, tangent_directions};
+use crate::motion::kinematics::BodyKinematics;
+use crate::skeleton::Model;
+use nalgebra::{DMatrix, DVector, UnitQuaternion, Vector3, Vector6};
+
+/// Settings of the support detection and the floor-force split.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SupportOptions {
+    /// Friction coefficient of the floor (pyramid edges n + μ t_k).
+    pub friction: f64,
+    /// A support point's bottom lies within this height of the sample's lowest point, m.
+    pub near_lowest_m: f64,
+    /// … and within this height of the floor, m.
+    pub near_floor_m: f64,
+    /// Both height tests fade out over this band past their limits, m.
+    pub blend_m: f64,
+    /// Support needs the root's upward force to carry at least this fraction of the body
+    /// weight (fading in from half of it).
+    pub load_fraction: f64,
+    /// Regularisation ε of a fully supported point (relative to the weight-normalised fit).
+    pub regularization: f64,
+    /// Lever that weighs the torque rows against the force rows, m (W = diag(1, 1/L)).
+    pub torque_length_m: f64,
+}
+
+impl Default for SupportOptions {
+    fn default() -> Self {
+        SupportOptions {
+            friction: 0.8,
+            near_lowest_m: 0.03,
+            near_floor_m: 0.10,
+            blend_m: 0.01,
+            load_fraction: 0.2,
+            regularization: 1e-6,
+            torque_length_m: 1.0,
+        }
+    }
+}
+
+/// The centre of a capsule's end sphere: a point that can touch the floor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactPoint {
+    /// Body index.
+    pub body: usize,
+    /// Sphere centre, m, body frame relative to the COM.
+    pub center: Vector3<f64>,
+    /// Sphere radius, m.
+    pub radius: f64,
+}
+
+impl ContactPoint {
+    /// The sphere's lowest point (world, m) for a body at `x`, `q`.
+    pub fn bottom(&self, x: &Vector3<f64>, q: &UnitQuaternion<f64>) -> Vector3<f64> {
+        x + q * self.center - Vector3::y() * self.radius
+    }
+}
+
+/// Every capsule end of every body, in body order.
+pub fn contact_points(model: &Model) -> Vec<ContactPoint> {
+    let mut out = Vec::new();
+    for (b, body) in model.bodies.iter().enumerate() {
+        for c in &body.capsules {
+            for center in [c.a, c.b] {
+                out.push(ContactPoint {
+                    body: b,
+                    center,
+                    radius: c.radius,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The floor of a clip (METHOD §12.1): the 5th percentile, over samples every 20 ms, of
+/// each sample's lowest capsule point, m. Not the global minimum, which on real clips is one
+/// stray frame up to 7 cm below the rest. 0 for a clip with no capsules.
+pub fn floor_height(
+    model: &Model,
+    mut sample: impl FnMut(f64, &mut [BodyKinematics]),
+    duration: f64,
+) -> f64 {
+    let points = contact_points(model);
+    let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
+    let samples = (duration / 0.02).ceil().max(0.0) as usize;
+    let mut lowest: Vec<f64> = Vec::with_capacity(samples + 1);
+    for k in 0..=samples {
+        sample((k as f64 * 0.02).min(duration), &mut kin);
+        let low = points
+            .iter()
+            .map(|p| p.bottom(&kin[p.body].x, &kin[p.body].q).y)
+            .fold(f64::INFINITY, f64::min);
+        if low.is_finite() {
+            lowest.push(low);
+        }
+    }
+    if lowest.is_empty() {
+        return 0.0;
+    }
+    lowest.sort_by(f64::total_cmp);
+    lowest[(0.05 * (lowest.len() - 1) as f64).round() as usize]
+}
+
+/// Smooth step: 1 at or below `limit`, 0 at or above `limit + band`.
+fn fade(value: f64, limit: f64, band: f64) -> f64 {
+    if band <= 0.0 {
+        return if value <= limit { 1.0 } else { 0.0 };
+    }
+    let s = ((limit + band - value) / band).clamp(0.0, 1.0);
+    s * s * (3.0 - 2.0 * s)
+}
+
+/// How strongly each contact point counts as a support at one instant (0 = not at all,
+/// 1 = fully): its bottom `bottoms[i]` (world, m) near the sample's lowest point and near
+/// the floor, and the root carrying `root_load` body weights upward.
+pub fn support_weights(
+    bottoms: &[Vector3<f64>],
+    floor_y: f64,
+    root_load: f64,
+    opts: &SupportOptions,
+    out: &mut Vec<f64>,
+) {
+    out.clear();
+    let lowest = bottoms.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let load = fade(-root_load, -opts.load_fraction, 0.5 * opts.load_fraction);
+    for p in bottoms {
+        let w = fade(p.y - lowest, opts.near_lowest_m, opts.blend_m)
+            * fade(p.y - floor_y, opts.near_floor_m, opts.blend_m)
+            * load;
+        out.push(w);
+    }
+}
+
+/// Floor forces (or impulses: the split is linear) at `points` (world, m; with their
+/// support weights in (0, 1]) whose wrench about `root_x` best matches `wrench` (world;
+/// force, then torque about `root_x`), each inside the friction pyramid. `scale` is the
+/// size of a typical force (the body weight, or its impulse over a step), to which the
+/// fit is normalised. Returns one vector per point, in the units of `wrench`.
+pub fn split_root_wrench(
+    root_x: &Vector3<f64>,
+    wrench: &Vector6<f64>,
+    points: &[(Vector3<f64>, f64)],
+    scale: f64,
+    opts: &SupportOptions,
+) -> Result<Vec<Vector3<f64>>, LcpError> {
+    let np = points.len();
+    if np == 0 || scale.is_nan() || scale <= 0.0 {
+        return Ok(vec![Vector3::zeros(); np]);
+    }
+    let n = Vector3::y();
+    let edges: Vec<Vector3<f64>> = tangent_directions(&n, 4)
+        .into_iter()
+        .map(|t| n + t * opts.friction)
+        .collect();
+    let ne = edges.len();
+    let cols = np * ne;
+    let inv_l = 1.0 / opts.torque_length_m;
+    // A: the weighted wrench of a unit β along each edge of each point.
+    let mut a = DMatrix::zeros(6, cols);
+    for (j, (p, _)) in points.iter().enumerate() {
+        let r = p - root_x;
+        for (k, g) in edges.iter().enumerate() {
+            let t = r.cross(g) * inv_l;
+            let c = j * ne + k;
+            for i in 0..3 {
+                a[(i, c)] = g[i];
+                a[(3 + i, c)] = t[i];
+            }
+        }
+    }
+    let mut b = DVector::zeros(6);
+    for i in 0..3 {
+        b[i] = wrench[i] / scale;
+        b[3 + i] = wrench[3 + i] * inv_l / scale;
+    }
+    let mut m = a.transpose() * &a;
+    for (j, (_, w)) in points.iter().enumerate() {
+        // a weak support is expensive: its force fades with its weight
+        let eps = opts.regularization / w.max(1e-3).powi(2);
+        for k in 0..ne {
+            m[(j * ne + k, j * ne + k)] += eps;
+        }
+    }
+    let q = -(a.transpose() * b);
+    let sol = lemke(&m, &q)?;
+    Ok((0..np)
+        .map(|j| {
+            (0..ne)
+                .map(|k| edges[k] * sol.z[j * ne + k].max(0.0))
+                .sum::<Vector3<f64>>()
+                * scale
+        })
+        .collect())
+}
+
+/// The wrench (force, then torque about `root_x`) of forces `f` at `points`.
+pub fn wrench_about(
+    root_x: &Vector3<f64>,
+    points: &[(Vector3<f64>, f64)],
+    f: &[Vector3<f64>],
+) -> Vector6<f64> {
+    let mut w = Vector6::zeros();
+    for ((p, _), f) in points.iter().zip(f) {
+        let t = (p - root_x).cross(f);
+        for i in 0..3 {
+            w[i] += f[i];
+            w[3 + i] += t[i];
+        }
+    }
+    w
+}
+
+/// A floor contact of the reference at one step (METHOD §12.2): what the floor gives a
+/// planted capsule end when the figure follows its reference exactly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SupportContact {
+    /// Index into [`contact_points`] of the model.
+    pub point: usize,
+    /// The floor's impulse on it over the step (world, N·s).
+    pub impulse: Vector3<f64>,
+    /// The velocity of the point in the reference's step (world, m/s): the floor under a
+    /// supporting point moves with it (a foot that rolls or slides in the data keeps
+    /// doing so), so an unperturbed run meets its contacts exactly.
+    pub velocity: Vector3<f64>,
+    /// The point's position at the start of the step on the reference (world, m).
+    pub position: Vector3<f64>,
+}
+
+/// The root's support before and after the floor takes its part (OpenSim's residuals).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SupportSplit {
+    /// The clip's floor height, m (METHOD §12.1).
+    pub floor_height_m: f64,
+    /// RMS over steps of the pinned root's force ("hand of god"), % of body weight.
+    pub hand_of_god_rms_pct_bw: f64,
+    /// RMS over steps of the root force the floor cannot explain, % of body weight.
+    pub residual_force_rms_pct_bw: f64,
+    /// RMS over steps of the root torque the floor cannot explain, N·m.
+    pub residual_torque_rms_nm: f64,
+}
+
+/// The split of the root's support over a run of the discrete-time inverse dynamics: the
+/// support points and floor impulses of each step, and the RMS of what the root keeps.
+pub struct FloorSplit {
+    points: Vec<ContactPoint>,
+    floor_y: f64,
+    h: f64,
+    weight: f64,
+    opts: SupportOptions,
+    bottoms: Vec<Vector3<f64>>,
+    weights: Vec<f64>,
+    /// Per body: the floor's wrench of the last [`FloorSplit::at`] (world; N, N·m about the
+    /// COM).
+    pub wrenches: Vec<(Vector3<f64>, Vector3<f64>)>,
+    steps: usize,
+    hand_of_god_sq: f64,
+    residual_sq: f64,
+    residual_torque_sq: f64,
+    last_predicted: Vector6<f64>,
+}
+
+impl FloorSplit {
+    /// A split for `model` over steps of `h` s on a floor at `floor_y` m.
+    pub fn new(model: &Model, floor_y: f64, h: f64) -> Self {
+        FloorSplit {
+            points: contact_points(model),
+            floor_y,
+            h,
+            weight: model.total_mass() * model.gravity.norm(),
+            opts: SupportOptions::default(),
+            bottoms: vec![],
+            weights: vec![],
+            wrenches: vec![(Vector3::zeros(), Vector3::zeros()); model.num_bodies()],
+            steps: 0,
+            hand_of_god_sq: 0.0,
+            residual_sq: 0.0,
+            residual_torque_sq: 0.0,
+            last_predicted: Vector6::zeros(),
+        }
+    }
+
+    /// The floor contacts of one step from `start` (body poses at t_k) with the step's
+    /// target velocities `u_star`, given the pinned root's impulse over the step
+    /// `root_impulse` (world; N·s, N·m·s about the root COM). Fills
+    /// [`wrenches`](Self::wrenches).
+    pub fn at(
+        &mut self,
+        start: &[(Vector3<f64>, UnitQuaternion<f64>)],
+        u_star: &[Vector6<f64>],
+        root_impulse: &Vector6<f64>,
+    ) -> Result<Vec<SupportContact>, LcpError> {
+        self.bottoms.clear();
+        for p in &self.points {
+            let (x, q) = &start[p.body];
+            self.bottoms.push(p.bottom(x, q));
+        }
+        let impulse_scale = self.weight * self.h;
+        let load = root_impulse[1] / impulse_scale;
+        support_weights(
+            &self.bottoms,
+            self.floor_y,
+            load,
+            &self.opts,
+            &mut self.weights,
+        );
+        let chosen: Vec<usize> = (0..self.points.len())
+            .filter(|&i| self.weights[i] > 0.0)
+            .collect();
+        let pts: Vec<(Vector3<f64>, f64)> = chosen
+            .iter()
+            .map(|&i| (self.bottoms[i], self.weights[i]))
+            .collect();
+        let root_x = start[0].0;
+        let impulses = split_root_wrench(&root_x, root_impulse, &pts, impulse_scale, &self.opts)?;
+        self.last_predicted = root_impulse - wrench_about(&root_x, &pts, &impulses);
+        for w in self.wrenches.iter_mut() {
+            *w = (Vector3::zeros(), Vector3::zeros());
+        }
+        let mut out = Vec::with_capacity(chosen.len());
+        for (&i, j) in chosen.iter().zip(&impulses) {
+            if j.norm() == 0.0 {
+                continue;
+            }
+            let p = &self.points[i];
+            let (x, _) = &start[p.body];
+            let pos = self.bottoms[i];
+            let f = j / self.h;
+            self.wrenches[p.body].0 += f;
+            self.wrenches[p.body].1 += (pos - x).cross(&f);
+            let u = &u_star[p.body];
+            let velocity =
+                Vector3::new(u[0], u[1], u[2]) + Vector3::new(u[3], u[4], u[5]).cross(&(pos - x));
+            out.push(SupportContact {
+                point: i,
+                impulse: *j,
+                velocity,
+                position: pos,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Count one step: the root impulse before the split and, when the split was
+    /// `applied`, after it (else the residual [`at`](Self::at) predicted).
+    pub fn record(&mut self, before: &Vector6<f64>, after: &Vector6<f64>, applied: bool) {
+        let residual = if applied { *after } else { self.last_predicted };
+        let s = self.weight * self.h;
+        let f = |w: &Vector6<f64>| Vector3::new(w[0], w[1], w[2]).norm();
+        self.steps += 1;
+        self.hand_of_god_sq += (f(before) / s).powi(2);
+        self.residual_sq += (f(&residual) / s).powi(2);
+        self.residual_torque_sq +=
+            (Vector3::new(residual[3], residual[4], residual[5]).norm() / self.h).powi(2);
+    }
+
+    /// The RMS sizes over the recorded steps.
+    pub fn summary(&self) -> SupportSplit {
+        let n = self.steps.max(1) as f64;
+        SupportSplit {
+            floor_height_m: self.floor_y,
+            hand_of_god_rms_pct_bw: 100.0 * (self.hand_of_god_sq / n).sqrt(),
+            residual_force_rms_pct_bw: 100.0 * (self.residual_sq / n).sqrt(),
+            residual_torque_rms_nm: (self.residual_torque_sq / n).sqrt(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn in_cone(f: &Vector3<f64>, mu: f64) -> bool {
+        // the pyramid's edges ±x, ±z: |f_x| + |f_z| ≤ μ f_y
+        f.y >= -1e-12 && f.x.abs() + f.z.abs() <= mu * f.y * (1.0 + 1e-9) + 1e-12
+    }
+
+    #[test]
+    fn standing_weight_splits_onto_the_feet_and_balances() {
+        let opts = SupportOptions::default();
+        let root = Vector3::new(0.0, 1.0, 0.0);
+        // two feet, heel and toe each, COM above the middle
+        let pts: Vec<(Vector3<f64>, f64)> =
+            [(-0.1, -0.05), (-0.1, 0.15), (0.1, -0.05), (0.1, 0.15)]
+                .iter()
+                .map(|&(x, z)| (Vector3::new(x, 0.0, z), 1.0))
+                .collect();
+        let weight = 700.0;
+        // vertical force through the root, and the torque that puts its line of action at
+        // z = 0.05 (between heels and toes): τ = r × f with r = (0, -1, 0.05)
+        let f = Vector3::new(0.0, weight, 0.0);
+        let tq = Vector3::new(0.0, -1.0, 0.05).cross(&f);
+        let wrench = Vector6::new(f.x, f.y, f.z, tq.x, tq.y, tq.z);
+        let forces = split_root_wrench(&root, &wrench, &pts, weight, &opts).unwrap();
+        let got = wrench_about(&root, &pts, &forces);
+        assert!((got - wrench).norm() < 1e-3 * weight, "{got} vs {wrench}");
+        for fj in &forces {
+            assert!(in_cone(fj, opts.friction), "{fj} outside the cone");
+        }
+        // symmetric left/right
+        assert!((forces[0] + forces[1] - forces[2] - forces[3]).norm() < 1e-3 * weight);
+    }
+
+    #[test]
+    fn a_wrench_beyond_the_cone_leaves_a_residual_and_stays_in_the_cone() {
+        let opts = SupportOptions::default();
+        let root = Vector3::new(0.0, 1.0, 0.0);
+        let pts = vec![(Vector3::new(0.0, 0.0, 0.0), 1.0)];
+        // sideways force twice the vertical: no floor can give it
+        let wrench = Vector6::new(1400.0, 700.0, 0.0, 0.0, 0.0, 0.0);
+        let forces = split_root_wrench(&root, &wrench, &pts, 700.0, &opts).unwrap();
+        assert!(in_cone(&forces[0], opts.friction));
+        assert!(forces[0].y > 100.0, "carries weight: {}", forces[0]);
+        // a pull (negative vertical) gets no force at all
+        let pull = Vector6::new(0.0, -700.0, 0.0, 0.0, 0.0, 0.0);
+        let none = split_root_wrench(&root, &pull, &pts, 700.0, &opts).unwrap();
+        assert!(none[0].norm() < 1e-9, "{}", none[0]);
+    }
+
+    #[test]
+    fn support_weights_fade_with_height_and_load() {
+        let opts = SupportOptions::default();
+        let bottoms = [
+            Vector3::new(0.0, 0.0, 0.0),
+            Vector3::new(0.0, 0.035, 0.0),
+            Vector3::new(0.0, 0.5, 0.0),
+        ];
+        let mut w = vec![];
+        support_weights(&bottoms, 0.0, 1.0, &opts, &mut w);
+        assert_eq!(w[0], 1.0);
+        assert!(w[1] > 0.0 && w[1] < 1.0, "{}", w[1]);
+        assert_eq!(w[2], 0.0);
+        support_weights(&bottoms, 0.0, 0.05, &opts, &mut w);
+        assert_eq!(w[0], 0.0, "no load, no support");
+        // a floating clip: lowest point 0.2 m above the floor supports nothing
+        let high = [Vector3::new(0.0, 0.2, 0.0)];
+        support_weights(&high, 0.0, 1.0, &opts, &mut w);
+        assert_eq!(w[0], 0.0);
+    }
+}
