@@ -7,14 +7,13 @@ mod common;
 
 use jostle::contact::impulse::{effective_inverse_mass, single_contact_impulse};
 use jostle::dynamics::state::{BodyState, State};
-use jostle::dynamics::step::{Root, StepOptions, Stepper};
+use jostle::dynamics::step::Root;
 use jostle::dynamics::torque::NoTorque;
 use jostle::sim::balls::{
     Ball, BallParams, ContactOptions, ContactWorkspace, Touched, contact_phase, launch_balls,
 };
 use jostle::sim::scenario::BallSpec;
 use jostle::sim::{SimOptions, Simulation};
-use jostle::skeleton::{Capsule, ModelBuilder};
 use jostle::{Character, CharacterOptions};
 use nalgebra::{Matrix3, Vector3};
 
@@ -23,24 +22,10 @@ fn single_impact_matches_the_closed_form_impulse() {
     // A free capsule body (1.3 kg, asymmetric inertia) struck off-centre by a ball, no
     // gravity, no friction: the LCP impulse must equal j = −(1+e)v_rel/(Σ 1/m + (r×n)ᵀI⁻¹(r×n)).
     let inertia = Matrix3::from_diagonal(&Vector3::new(0.02, 0.005, 0.018));
-    let mut mb = ModelBuilder::new();
-    mb.add_body("forearm", None, 1.3, inertia, None);
-    let mut model = mb.build();
+    let mut model = common::forearm_model();
     model.gravity = Vector3::zeros();
-    model.bodies[0].capsules = vec![Capsule {
-        a: Vector3::new(0.0, -0.13, 0.0),
-        b: Vector3::new(0.0, 0.13, 0.0),
-        radius: 0.03,
-    }];
     let h = 1.0 / 240.0;
-    let mut stepper = Stepper::new(
-        &model,
-        StepOptions {
-            h,
-            ..Default::default()
-        },
-    )
-    .expect("stepper");
+    let mut stepper = common::stepper(&model, h);
     let state = State {
         bodies: vec![BodyState::default()],
         t: 0.0,

@@ -8,7 +8,7 @@ use common::{Rng, motion_at, random_model, random_motion};
 use jostle::dynamics::dense::{assemble, dense_forward, dense_inverse, stack_accelerations};
 use jostle::dynamics::{InverseWorkspace, JointTorques, inverse_dynamics};
 use jostle::motion::kinematics::{BodyKinematics, forward_kinematics};
-use nalgebra::{DVector, Vector6};
+use nalgebra::DVector;
 
 fn kinematics_at(
     model: &jostle::skeleton::Model,
@@ -70,14 +70,7 @@ fn sweep_agrees_with_dense_solve() {
                 "trial {trial} dof {i}: sweep {a} dense {b}"
             );
         }
-        let sweep_root = Vector6::new(
-            out.root_force.x,
-            out.root_force.y,
-            out.root_force.z,
-            out.root_torque.x,
-            out.root_torque.y,
-            out.root_torque.z,
-        );
+        let sweep_root = out.root_wrench();
         assert!((sweep_root - &root).amax() < 1e-9 * (1.0 + root.amax()));
     }
 }

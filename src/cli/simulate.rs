@@ -29,7 +29,8 @@ pub enum RootArg {
     /// Pinned to its mocap path by hard constraints (the thesis): trunk hits barely show.
     Pinned,
     /// Held to its mocap path by a critically damped spring (see --root-hz): a push moves
-    /// the pelvis. Not yet with feet on the ground: the whole figure sways.
+    /// the pelvis. With --ground the feet stand on the floor; without, the whole figure
+    /// sways.
     Spring,
 }
 
@@ -70,6 +71,13 @@ pub struct SimArgs {
     /// critically damped); rotation uses twice this frequency with the figure's inertia.
     #[arg(long, default_value_t = SpringTuning::default().linear_hz)]
     pub root_hz: f64,
+    /// With --root spring: the character stands on the floor. The feet carry the weight
+    /// the mocap implies (floor forces split from the root's support by the inverse
+    /// dynamics), every body stays above the floor, and the root spring keeps only the
+    /// residual. Unperturbed runs follow the mocap to ~0.01°; pushed runs are not yet
+    /// stable (feet tip over their front edge: issue #13).
+    #[arg(long)]
+    pub ground: bool,
 }
 
 impl SimArgs {
@@ -92,6 +100,10 @@ impl SimArgs {
                 "{name} must be a non-negative number, got {v}"
             );
         }
+        anyhow::ensure!(
+            !self.ground || self.root == RootArg::Spring,
+            "--ground needs --root spring (a pinned root already carries the figure)"
+        );
         Ok(SimOptions {
             step: self.step,
             gains: Gains {
@@ -108,6 +120,7 @@ impl SimArgs {
             },
             feedforward: !self.no_feedforward,
             feedback: !self.no_feedback,
+            ground: self.ground,
             root: match self.root {
                 RootArg::Pinned => RootMode::Pinned,
                 RootArg::Spring => {
@@ -172,6 +185,9 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
         "root": if matches!(opts.root, jostle::sim::RootMode::Pinned) { "pinned" } else { "spring" },
         "root_peak_displacement_m": root_offset,
         "root_peak_tilt_deg": root_tilt,
+        "max_ground_penetration_mm": rec.max_ground_penetration_m() * 1e3,
+        "foot_slip_mm": rec.foot_slip_m() * 1e3,
+        "contact_fallback_steps": rec.contacts.iter().filter(|c| c.fallback).count(),
         "feedforward": {"max_landing_error": sim.feedforward.max_landing_error},
         "floor_height_m": split.floor_height_m,
         "hand_of_god_rms_pct_bw": split.hand_of_god_rms_pct_bw,

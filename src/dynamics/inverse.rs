@@ -23,6 +23,14 @@ pub struct JointTorques {
     pub root_torque: Vector3<f64>,
 }
 
+impl JointTorques {
+    /// The root wrench as one vector: force (N), then torque about the root COM (N·m).
+    pub fn root_wrench(&self) -> nalgebra::Vector6<f64> {
+        let (f, t) = (&self.root_force, &self.root_torque);
+        nalgebra::Vector6::new(f.x, f.y, f.z, t.x, t.y, t.z)
+    }
+}
+
 /// Scratch space for [`inverse_dynamics`], reused between calls (no allocation per sample).
 #[derive(Clone, Debug, Default)]
 pub struct InverseWorkspace {

@@ -175,25 +175,81 @@ pub enum ContactError {
     },
 }
 
+/// A capsule end of the character at (or near) the floor in a step (METHOD §12.3): the
+/// simulation finds these; [`contact_phase_with_floor`] solves them in the same LCP as the
+/// balls.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FloorRow {
+    /// Body index.
+    pub body: usize,
+    /// The end sphere's lowest point at the start of the step (world, m).
+    pub point: Vector3<f64>,
+    /// Height of the point above the surface it must stay on, m (< 0: inside it).
+    pub gap: f64,
+    /// Velocity of that surface (world, m/s): zero for the floor, the reference's own
+    /// contact-point velocity for a supporting point (see [`crate::sim::support`]).
+    pub surface_velocity: Vector3<f64>,
+    /// Coulomb friction coefficient.
+    pub friction: f64,
+}
+
+/// The object that receives +dir of a contact row's impulse.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Owner {
+    Ball(usize),
+    Body(usize),
+}
+
 #[derive(Clone, Copy, Debug)]
 struct ContactRow {
-    ball: usize,
+    /// Receives +dir.
+    owner: Owner,
+    /// Receives −dir.
     other: Touched,
     /// Contact point, m.
     p: Vector3<f64>,
-    /// Normal, from the other object toward the ball.
+    /// Normal, from the other object toward the owner.
     n: Vector3<f64>,
     toi: f64,
-    /// Penetration at the start of the step (m, ≥ 0).
-    depth: f64,
+    /// Added to the normal row's free velocity, m/s: the gap a step may close (> 0), or
+    /// minus the rate that separates overlapping shapes.
+    bias: f64,
+    /// Velocity of the other object's surface when it is the ground, m/s.
+    surface_velocity: Vector3<f64>,
     restitution: f64,
     friction: f64,
+}
+
+impl ContactRow {
+    fn ball(&self) -> Option<usize> {
+        match self.owner {
+            Owner::Ball(i) => Some(i),
+            Owner::Body(_) => None,
+        }
+    }
+}
+
+/// Separation bias of a capsule end found `depth` ≥ 0 below its surface: a tenth of it per
+/// step, at most 0.2 m/s. Gentler than the balls' (which must not rest inside a limb): a
+/// supported foot's surface is its reference height, and a perturbed foot a few mm below it
+/// is a deviation the tracking returns, not an overlap to kick out.
+fn floor_bias(depth: f64, h: f64) -> f64 {
+    -(0.1 * depth / h).min(0.2)
+}
+
+/// Separation bias of a contact whose shapes overlap by `depth` ≥ 0: half the penetration
+/// per step, at most 1 m/s.
+fn overlap_bias(depth: f64, h: f64) -> f64 {
+    -(0.5 * depth / h).min(1.0)
 }
 
 /// Scratch of the contact phase (reused between steps).
 #[derive(Clone, Debug, Default)]
 pub struct ContactWorkspace {
     rhs: Option<KktVector>,
+    /// Per body: its velocity response to a unit wrench along each of the 6 axes (each
+    /// body's 6 twists, then the root rows' impulse), solved once per step when needed.
+    responses: Vec<Option<Vec<ImpulseResponse>>>,
 }
 
 /// Outcome of one contact phase.
@@ -213,6 +269,10 @@ pub struct ContactReport {
     pub ball_momentum: Vector3<f64>,
     /// The part of `ball_momentum` that came from the ground, N·s.
     pub ground_impulse: Vector3<f64>,
+    /// Impulse of the floor on the character (world, N·s).
+    pub floor_impulse: Vector3<f64>,
+    /// Floor contacts of the character in the LCP.
+    pub floor_contacts: usize,
     /// The frictional LCP with restitution had no solution Lemke could find, and the
     /// step's contacts were solved without restitution and friction instead (METHOD §9:
     /// squeezed balls). Counted in the metrics, never silent.
@@ -252,286 +312,71 @@ pub fn contact_phase(
     h: f64,
     ws: &mut ContactWorkspace,
 ) -> Result<ContactReport, ContactError> {
+    contact_phase_with_floor(model, state, stepper, balls, &[], opts, t, h, ws)
+}
+
+/// [`contact_phase`] with the character's floor contacts `floor` in the same LCP
+/// (METHOD §12.3: e = 0, friction, the floor possibly moving with a supporting point).
+#[allow(clippy::too_many_arguments)]
+pub fn contact_phase_with_floor(
+    model: &Model,
+    state: &State,
+    stepper: &mut Stepper,
+    balls: &mut [Ball],
+    floor: &[FloorRow],
+    opts: &ContactOptions,
+    t: f64,
+    h: f64,
+    ws: &mut ContactWorkspace,
+) -> Result<ContactReport, ContactError> {
     let g = model.gravity;
-    let n = model.num_bodies();
-    let u_free: Vec<Vector6<f64>> = stepper.velocities().to_vec();
     // Ballistic free motion of the balls.
     let v_free: Vec<Vector3<f64>> = balls.iter().map(|b| b.v + g * h).collect();
-    // ---- detection: earliest impact per ball, plus those within a quarter step of it
-    let mut rows: Vec<ContactRow> = vec![];
-    let ground = opts.ground_y.map(Plane::ground);
-    for (i, ball) in balls.iter().enumerate() {
-        if !ball.active {
-            continue;
-        }
-        let sphere = Sphere::new(ball.x, ball.params.radius);
-        let mut cands: Vec<ContactRow> = vec![];
-        for (b, body) in model.bodies.iter().enumerate() {
-            let s = &state.bodies[b];
-            let (v, w) = (
-                Vector3::new(u_free[b][0], u_free[b][1], u_free[b][2]),
-                Vector3::new(u_free[b][3], u_free[b][4], u_free[b][5]),
-            );
-            for cap in &body.capsules {
-                let wc = WorldCapsule::from_body(cap, &s.x, &s.q);
-                let (va, vb) = WorldCapsule::endpoint_velocities(cap, &s.q, &v, &w);
-                if let Some(hit) = sweep_sphere_capsule(&sphere, &v_free[i], &wc, &va, &vb, h) {
-                    cands.push(ContactRow {
-                        ball: i,
-                        other: Touched::Body(b),
-                        p: hit.contact.point_a,
-                        n: -hit.contact.normal,
-                        toi: hit.toi,
-                        depth: hit.contact.depth.max(0.0),
-                        restitution: ball.params.restitution,
-                        friction: ball.params.friction,
-                    });
-                }
-            }
-        }
-        if let Some(plane) = &ground
-            && let Some(hit) = sweep_sphere_plane(&sphere, &v_free[i], plane, h)
-        {
-            cands.push(ContactRow {
-                ball: i,
-                other: Touched::Ground,
-                p: hit.contact.point_a,
-                n: plane.normal,
-                toi: hit.toi,
-                depth: hit.contact.depth.max(0.0),
-                restitution: opts.ground_restitution,
-                friction: opts.ground_friction,
-            });
-        }
-        for (j, other) in balls.iter().enumerate() {
-            if j == i || !other.active {
-                continue;
-            }
-            let so = Sphere::new(other.x, other.params.radius);
-            if let Some(hit) = sweep_sphere_sphere(&sphere, &v_free[i], &so, &v_free[j], h) {
-                // one row per pair: keep it on the lower index
-                if i < j {
-                    cands.push(ContactRow {
-                        ball: i,
-                        other: Touched::Ball(j),
-                        p: hit.contact.point_a,
-                        n: -hit.contact.normal,
-                        toi: hit.toi,
-                        depth: hit.contact.depth.max(0.0),
-                        restitution: opts.ball_restitution,
-                        friction: 0.3,
-                    });
-                }
-            }
-        }
-        let Some(first) = cands.iter().map(|c| c.toi).reduce(f64::min) else {
-            continue;
-        };
-        // Contacts count as simultaneous within 2 mm of ball travel (at most a quarter
-        // step): a fast ball must not push a second limb it would only reach later.
-        let window = (0.002 / v_free[i].norm().max(1e-9)).min(0.25 * h);
-        rows.extend(cands.into_iter().filter(|c| c.toi <= first + window));
-    }
+    let mut rows = detect_ball_rows(model, state, stepper.velocities(), balls, &v_free, opts, h);
     let mut report = ContactReport::default();
     // Balls' impact times (earliest per ball) for the position update.
     let mut toi_of: Vec<Option<f64>> = vec![None; balls.len()];
     for r in &rows {
-        toi_of[r.ball] = Some(toi_of[r.ball].map_or(r.toi, |x: f64| x.min(r.toi)));
+        if let Some(i) = r.ball() {
+            toi_of[i] = Some(toi_of[i].map_or(r.toi, |x: f64| x.min(r.toi)));
+        }
     }
-    if !rows.is_empty() {
-        let nc = rows.len();
-        let d = opts.directions;
-        let layout = FrictionLayout {
-            contacts: nc,
-            directions: d,
-        };
-        let nr = layout.rows();
-        // directions of every row: normals, then each contact's tangents
-        let mut dirs: Vec<(usize, Vector3<f64>)> = Vec::with_capacity(nr);
-        for (c, r) in rows.iter().enumerate() {
-            dirs.push((c, r.n));
-        }
-        for (c, r) in rows.iter().enumerate() {
-            for tdir in tangent_directions(&r.n, d) {
-                dirs.push((c, tdir));
-            }
-        }
-        // Relative velocity (ball minus other) along row k for given velocities.
-        let ball_pre: Vec<(Vector3<f64>, Vector3<f64>)> = balls
-            .iter()
-            .enumerate()
-            .map(|(i, b)| (v_free[i], b.w))
-            .collect();
-        let row_velocity =
-            |k: usize, uc: &[Vector6<f64>], ub: &[(Vector3<f64>, Vector3<f64>)]| -> f64 {
-                let (c, dir) = dirs[k];
-                let r = &rows[c];
-                let bx = balls[r.ball].x + v_free[r.ball] * r.toi;
-                let vb = ub[r.ball].0 + ub[r.ball].1.cross(&(r.p - bx));
-                let vo = match r.other {
-                    Touched::Body(b) => velocity_at(&uc[b], &state.bodies[b].x, &r.p),
-                    Touched::Ground => Vector3::zeros(),
-                    Touched::Ball(j) => {
-                        let jx = balls[j].x + v_free[j] * r.toi;
-                        ub[j].0 + ub[j].1.cross(&(r.p - jx))
-                    }
-                };
-                (vb - vo).dot(&dir)
-            };
-        // Free contact velocities, with Newton restitution on the normal rows.
-        let mut free = DVector::zeros(nr);
-        for k in 0..nr {
-            free[k] = row_velocity(k, &u_free, &ball_pre);
-        }
-        for (c, r) in rows.iter().enumerate() {
-            let vn = free[c];
-            if vn < -opts.restitution_threshold {
-                free[c] += r.restitution * vn;
-            }
-            // separate overlapping shapes: half the penetration per step, at most 1 m/s
-            free[c] -= (0.5 * r.depth / h).min(1.0);
-        }
-        // Impulse responses, one column per row: a unit impulse +dir on the ball at p and
-        // −dir on the other object.
-        let rhs = ws.rhs.get_or_insert_with(|| KktVector::zeros(n));
-        if rhs.body.len() != n {
-            *rhs = KktVector::zeros(n);
-        }
-        let mut char_resp: Vec<Option<ImpulseResponse>> = Vec::with_capacity(nr);
-        let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
-        let mut delassus = DMatrix::zeros(nr, nr);
-        for k in 0..nr {
-            let (c, dir) = dirs[k];
-            let r = &rows[c];
-            let mut bresp = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
-            let bx = balls[r.ball].x + v_free[r.ball] * r.toi;
-            let bb = &balls[r.ball];
-            bresp[r.ball] = (
-                dir / bb.params.mass,
-                (r.p - bx).cross(&dir) * bb.inv_inertia(),
-            );
-            let cresp = match r.other {
-                Touched::Body(b) => {
-                    rhs.fill_zero();
-                    let lever = r.p - state.bodies[b].x;
-                    let imp = -dir;
-                    rhs.body[b] = Vector6::new(imp.x, imp.y, imp.z, 0.0, 0.0, 0.0);
-                    let tq = lever.cross(&imp);
-                    rhs.body[b][3] = tq.x;
-                    rhs.body[b][4] = tq.y;
-                    rhs.body[b][5] = tq.z;
-                    stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
-                        t,
-                        message: e.to_string(),
-                    })?;
-                    let root = Vector3::new(rhs.rows[0][0], rhs.rows[0][1], rhs.rows[0][2]);
-                    Some((rhs.body.clone(), root))
-                }
-                Touched::Ball(j) => {
-                    let jx = balls[j].x + v_free[j] * r.toi;
-                    bresp[j] = (
-                        -dir / balls[j].params.mass,
-                        (r.p - jx).cross(&(-dir)) * balls[j].inv_inertia(),
-                    );
-                    None
-                }
-                Touched::Ground => None,
-            };
-            let zero_c = vec![Vector6::zeros(); n];
-            let uc: &[Vector6<f64>] = cresp.as_ref().map_or(&zero_c, |x| &x.0);
-            for row in 0..nr {
-                delassus[(row, k)] = row_velocity(row, uc, &bresp);
-            }
-            char_resp.push(cresp);
-            ball_resp.push(bresp);
-        }
-        let mu: Vec<f64> = rows.iter().map(|r| r.friction).collect();
-        let solve = |free: &DVector<f64>, mu: &[f64]| -> Result<DVector<f64>, String> {
-            let (m, q) = friction_lcp(layout, &delassus, free, mu).map_err(|e| e.to_string())?;
-            let sol = lemke(&m, &q).map_err(|e| e.to_string())?;
-            Ok(sol.z)
-        };
-        let z = match solve(&free, &mu) {
-            Ok(z) => z,
-            Err(_) => {
-                // Fallback (METHOD §9: squeezed balls can make the frictional LCP
-                // unsolvable): no restitution, no friction — reported.
-                report.fallback = true;
-                let mut f0 = DVector::zeros(nr);
-                for k in 0..nr {
-                    f0[k] = row_velocity(k, &u_free, &ball_pre);
-                }
-                solve(&f0, &vec![0.0; nc]).map_err(|message| ContactError::Lcp { t, message })?
-            }
-        };
-        report.contacts = nc;
-        // Apply.
-        let mut du = vec![Vector6::zeros(); n];
-        let mut ball_dv = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
-        for k in 0..nr {
-            let lam = z[k];
-            if lam == 0.0 {
-                continue;
-            }
-            if let Some((resp, root)) = &char_resp[k] {
-                for b in 0..n {
-                    du[b] += resp[b] * lam;
-                }
-                report.root_impulse += root * lam;
-            }
-            for (i, r) in ball_resp[k].iter().enumerate() {
-                ball_dv[i].0 += r.0 * lam;
-                ball_dv[i].1 += r.1 * lam;
-            }
-            let (c, dir) = dirs[k];
-            let r = &rows[c];
-            // one record per contact episode: continuing contact (e.g. resting on the
-            // ground) accumulates into the last record of the same pair
-            if let Some(hit) = balls[r.ball]
-                .hits
-                .iter_mut()
-                .rev()
-                .find(|x| x.other == r.other && x.t + x.duration >= t - 1.5 * h)
-            {
-                hit.impulse += dir * lam;
-                hit.duration = (t + h - hit.t).max(hit.duration);
+    for f in floor {
+        rows.push(ContactRow {
+            owner: Owner::Body(f.body),
+            other: Touched::Ground,
+            p: f.point,
+            n: Vector3::y(),
+            toi: 0.0,
+            bias: if f.gap >= 0.0 {
+                f.gap / h
             } else {
-                balls[r.ball].hits.push(Hit {
-                    t: t + r.toi,
-                    other: r.other,
-                    impulse: dir * lam,
-                    duration: 0.0,
-                });
-            }
-        }
-        if !du.iter().all(|x| x.iter().all(|v| v.is_finite())) {
-            return Err(ContactError::Lcp {
-                t,
-                message: "non-finite impulse response".into(),
-            });
-        }
-        for (b, body) in model.bodies.iter().enumerate() {
-            report.character_momentum += Vector3::new(du[b][0], du[b][1], du[b][2]) * body.mass;
-        }
-        for (i, b) in balls.iter().enumerate() {
-            report.ball_momentum += ball_dv[i].0 * b.params.mass;
-        }
-        for k in 0..nr {
-            let (c, dir) = dirs[k];
-            if rows[c].other == Touched::Ground {
-                report.ground_impulse += dir * z[k];
-            }
-        }
-        stepper.add_velocities(&du);
-        for (i, b) in balls.iter_mut().enumerate() {
-            b.w += ball_dv[i].1;
-            // keep the received velocity change for the position update below
-            b.v = v_free[i] + ball_dv[i].0;
-        }
-    } else {
+                floor_bias(-f.gap, h)
+            },
+            surface_velocity: f.surface_velocity,
+            restitution: 0.0,
+            friction: f.friction,
+        });
+        report.floor_contacts += 1;
+    }
+    if rows.is_empty() {
         for (i, b) in balls.iter_mut().enumerate() {
             b.v = v_free[i];
         }
+    } else {
+        solve_and_apply(
+            model,
+            state,
+            stepper,
+            balls,
+            &v_free,
+            &rows,
+            opts,
+            t,
+            h,
+            ws,
+            &mut report,
+        )?;
     }
     // Positions: to the impact point, then on with the new velocity.
     for (i, b) in balls.iter_mut().enumerate() {
@@ -554,4 +399,358 @@ pub fn contact_phase(
         b.hits.retain(|hh| hh.impulse.norm() > 0.0);
     }
     Ok(report)
+}
+
+/// The balls' contacts of the step: earliest impact per ball, plus those within a short
+/// window of it (swept against the moving capsules, the ground and the other balls).
+fn detect_ball_rows(
+    model: &Model,
+    state: &State,
+    u_free: &[Vector6<f64>],
+    balls: &[Ball],
+    v_free: &[Vector3<f64>],
+    opts: &ContactOptions,
+    h: f64,
+) -> Vec<ContactRow> {
+    let mut rows: Vec<ContactRow> = vec![];
+    let ground = opts.ground_y.map(Plane::ground);
+    let row = |ball: usize, other, p, n, toi, depth: f64, restitution, friction| ContactRow {
+        owner: Owner::Ball(ball),
+        other,
+        p,
+        n,
+        toi,
+        bias: overlap_bias(depth.max(0.0), h),
+        surface_velocity: Vector3::zeros(),
+        restitution,
+        friction,
+    };
+    for (i, ball) in balls.iter().enumerate() {
+        if !ball.active {
+            continue;
+        }
+        let sphere = Sphere::new(ball.x, ball.params.radius);
+        let mut cands: Vec<ContactRow> = vec![];
+        for (b, body) in model.bodies.iter().enumerate() {
+            let s = &state.bodies[b];
+            let (v, w) = (
+                Vector3::new(u_free[b][0], u_free[b][1], u_free[b][2]),
+                Vector3::new(u_free[b][3], u_free[b][4], u_free[b][5]),
+            );
+            for cap in &body.capsules {
+                let wc = WorldCapsule::from_body(cap, &s.x, &s.q);
+                let (va, vb) = WorldCapsule::endpoint_velocities(cap, &s.q, &v, &w);
+                if let Some(hit) = sweep_sphere_capsule(&sphere, &v_free[i], &wc, &va, &vb, h) {
+                    cands.push(row(
+                        i,
+                        Touched::Body(b),
+                        hit.contact.point_a,
+                        -hit.contact.normal,
+                        hit.toi,
+                        hit.contact.depth,
+                        ball.params.restitution,
+                        ball.params.friction,
+                    ));
+                }
+            }
+        }
+        if let Some(plane) = &ground
+            && let Some(hit) = sweep_sphere_plane(&sphere, &v_free[i], plane, h)
+        {
+            cands.push(row(
+                i,
+                Touched::Ground,
+                hit.contact.point_a,
+                plane.normal,
+                hit.toi,
+                hit.contact.depth,
+                opts.ground_restitution,
+                opts.ground_friction,
+            ));
+        }
+        for (j, other) in balls.iter().enumerate() {
+            // one row per pair: keep it on the lower index
+            if j <= i || !other.active {
+                continue;
+            }
+            let so = Sphere::new(other.x, other.params.radius);
+            if let Some(hit) = sweep_sphere_sphere(&sphere, &v_free[i], &so, &v_free[j], h) {
+                cands.push(row(
+                    i,
+                    Touched::Ball(j),
+                    hit.contact.point_a,
+                    -hit.contact.normal,
+                    hit.toi,
+                    hit.contact.depth,
+                    opts.ball_restitution,
+                    0.3,
+                ));
+            }
+        }
+        let Some(first) = cands.iter().map(|c| c.toi).reduce(f64::min) else {
+            continue;
+        };
+        // Contacts count as simultaneous within 2 mm of ball travel (at most a quarter
+        // step): a fast ball must not push a second limb it would only reach later.
+        let window = (0.002 / v_free[i].norm().max(1e-9)).min(0.25 * h);
+        rows.extend(cands.into_iter().filter(|c| c.toi <= first + window));
+    }
+    rows
+}
+
+/// The character's velocity response to a unit wrench on body `b` along each of the 6
+/// axes (force x, y, z, torque x, y, z about its COM), solved with the step's
+/// factorisation once per body and step.
+fn body_responses<'w>(
+    stepper: &Stepper,
+    ws: &'w mut ContactWorkspace,
+    b: usize,
+    n: usize,
+    t: f64,
+) -> Result<&'w [ImpulseResponse], ContactError> {
+    if ws.responses.len() != n {
+        ws.responses = vec![None; n];
+    }
+    if ws.responses[b].is_none() {
+        let rhs = ws.rhs.get_or_insert_with(|| KktVector::zeros(n));
+        if rhs.body.len() != n {
+            *rhs = KktVector::zeros(n);
+        }
+        let mut out = Vec::with_capacity(6);
+        for axis in 0..6 {
+            rhs.fill_zero();
+            rhs.body[b][axis] = 1.0;
+            stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
+                t,
+                message: e.to_string(),
+            })?;
+            let root = Vector3::new(rhs.rows[0][0], rhs.rows[0][1], rhs.rows[0][2]);
+            out.push((rhs.body.clone(), root));
+        }
+        ws.responses[b] = Some(out);
+    }
+    Ok(ws.responses[b].as_deref().unwrap_or(&[]))
+}
+
+/// Build the Delassus matrix of `rows`, solve the frictional LCP (falling back, reported,
+/// to no restitution and no friction) and apply the impulses to the character and balls.
+#[allow(clippy::too_many_arguments)]
+fn solve_and_apply(
+    model: &Model,
+    state: &State,
+    stepper: &mut Stepper,
+    balls: &mut [Ball],
+    v_free: &[Vector3<f64>],
+    rows: &[ContactRow],
+    opts: &ContactOptions,
+    t: f64,
+    h: f64,
+    ws: &mut ContactWorkspace,
+    report: &mut ContactReport,
+) -> Result<(), ContactError> {
+    let n = model.num_bodies();
+    let u_free: Vec<Vector6<f64>> = stepper.velocities().to_vec();
+    let nc = rows.len();
+    let d = opts.directions;
+    let layout = FrictionLayout {
+        contacts: nc,
+        directions: d,
+    };
+    let nr = layout.rows();
+    // directions of every row: normals, then each contact's tangents
+    let mut dirs: Vec<(usize, Vector3<f64>)> = Vec::with_capacity(nr);
+    for (c, r) in rows.iter().enumerate() {
+        dirs.push((c, r.n));
+    }
+    for (c, r) in rows.iter().enumerate() {
+        for tdir in tangent_directions(&r.n, d) {
+            dirs.push((c, tdir));
+        }
+    }
+    let ball_at = |i: usize, r: &ContactRow| balls[i].x + v_free[i] * r.toi;
+    // Relative velocity (owner minus other) along row k for given velocities.
+    let ball_pre: Vec<(Vector3<f64>, Vector3<f64>)> = balls
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (v_free[i], b.w))
+        .collect();
+    let row_velocity = |k: usize, uc: &[Vector6<f64>], ub: &[(Vector3<f64>, Vector3<f64>)]| {
+        let (c, dir) = dirs[k];
+        let r = &rows[c];
+        let vo = match r.owner {
+            Owner::Ball(i) => ub[i].0 + ub[i].1.cross(&(r.p - ball_at(i, r))),
+            Owner::Body(b) => velocity_at(&uc[b], &state.bodies[b].x, &r.p),
+        };
+        let vb = match r.other {
+            Touched::Body(b) => velocity_at(&uc[b], &state.bodies[b].x, &r.p),
+            Touched::Ground => Vector3::zeros(),
+            Touched::Ball(j) => ub[j].0 + ub[j].1.cross(&(r.p - ball_at(j, r))),
+        };
+        (vo - vb).dot(&dir)
+    };
+    // Free contact velocities relative to the surfaces, with Newton restitution and the
+    // gap bias on the normal rows.
+    let mut free = DVector::zeros(nr);
+    for k in 0..nr {
+        let (c, dir) = dirs[k];
+        free[k] = row_velocity(k, &u_free, &ball_pre) - rows[c].surface_velocity.dot(&dir);
+    }
+    let plain = free.clone();
+    for (c, r) in rows.iter().enumerate() {
+        let vn = free[c];
+        if vn < -opts.restitution_threshold {
+            free[c] += r.restitution * vn;
+        }
+        free[c] += r.bias;
+    }
+    // Impulse responses, one column per row: a unit impulse +dir on the owner at p and
+    // −dir on the other object.
+    for x in ws.responses.iter_mut() {
+        *x = None;
+    }
+    let mut char_resp: Vec<Option<ImpulseResponse>> = Vec::with_capacity(nr);
+    let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
+    let mut delassus = DMatrix::zeros(nr, nr);
+    for k in 0..nr {
+        let (c, dir) = dirs[k];
+        let r = &rows[c];
+        let mut bresp = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
+        let mut body_wrenches: Vec<(usize, Vector6<f64>)> = Vec::with_capacity(2);
+        let mut push = |side_dir: Vector3<f64>, target: Result<usize, usize>| match target {
+            Ok(i) => {
+                let bx = ball_at(i, r);
+                bresp[i] = (
+                    side_dir / balls[i].params.mass,
+                    (r.p - bx).cross(&side_dir) * balls[i].inv_inertia(),
+                );
+            }
+            Err(b) => {
+                let tq = (r.p - state.bodies[b].x).cross(&side_dir);
+                body_wrenches.push((
+                    b,
+                    Vector6::new(side_dir.x, side_dir.y, side_dir.z, tq.x, tq.y, tq.z),
+                ));
+            }
+        };
+        match r.owner {
+            Owner::Ball(i) => push(dir, Ok(i)),
+            Owner::Body(b) => push(dir, Err(b)),
+        }
+        match r.other {
+            Touched::Ball(j) => push(-dir, Ok(j)),
+            Touched::Body(b) => push(-dir, Err(b)),
+            Touched::Ground => {}
+        }
+        let cresp = if body_wrenches.is_empty() {
+            None
+        } else {
+            let mut du = vec![Vector6::zeros(); n];
+            let mut root = Vector3::zeros();
+            for (b, w) in &body_wrenches {
+                let resp = body_responses(stepper, ws, *b, n, t)?;
+                for (axis, (ru, rr)) in resp.iter().enumerate() {
+                    if w[axis] == 0.0 {
+                        continue;
+                    }
+                    for (x, y) in du.iter_mut().zip(ru) {
+                        *x += y * w[axis];
+                    }
+                    root += rr * w[axis];
+                }
+            }
+            Some((du, root))
+        };
+        let zero_c = vec![Vector6::zeros(); n];
+        let uc: &[Vector6<f64>] = cresp.as_ref().map_or(&zero_c, |x| &x.0);
+        for row in 0..nr {
+            delassus[(row, k)] = row_velocity(row, uc, &bresp);
+        }
+        char_resp.push(cresp);
+        ball_resp.push(bresp);
+    }
+    let mu: Vec<f64> = rows.iter().map(|r| r.friction).collect();
+    let solve = |free: &DVector<f64>, mu: &[f64]| -> Result<DVector<f64>, String> {
+        let (m, q) = friction_lcp(layout, &delassus, free, mu).map_err(|e| e.to_string())?;
+        let sol = lemke(&m, &q).map_err(|e| e.to_string())?;
+        Ok(sol.z)
+    };
+    let z = match solve(&free, &mu) {
+        Ok(z) => z,
+        Err(_) => {
+            // Fallback (METHOD §9: squeezed balls can make the frictional LCP unsolvable):
+            // no restitution, no friction — reported.
+            report.fallback = true;
+            let mut f0 = plain;
+            for (c, r) in rows.iter().enumerate() {
+                f0[c] += r.bias;
+            }
+            solve(&f0, &vec![0.0; nc]).map_err(|message| ContactError::Lcp { t, message })?
+        }
+    };
+    report.contacts = nc;
+    // Apply.
+    let mut du = vec![Vector6::zeros(); n];
+    let mut ball_dv = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
+    for k in 0..nr {
+        let lam = z[k];
+        if lam == 0.0 {
+            continue;
+        }
+        if let Some((resp, root)) = &char_resp[k] {
+            for b in 0..n {
+                du[b] += resp[b] * lam;
+            }
+            report.root_impulse += root * lam;
+        }
+        for (i, r) in ball_resp[k].iter().enumerate() {
+            ball_dv[i].0 += r.0 * lam;
+            ball_dv[i].1 += r.1 * lam;
+        }
+        let (c, dir) = dirs[k];
+        let r = &rows[c];
+        let Some(ball) = r.ball() else {
+            report.floor_impulse += dir * lam;
+            continue;
+        };
+        if r.other == Touched::Ground {
+            report.ground_impulse += dir * lam;
+        }
+        // one record per contact episode: continuing contact (e.g. resting on the
+        // ground) accumulates into the last record of the same pair
+        if let Some(hit) = balls[ball]
+            .hits
+            .iter_mut()
+            .rev()
+            .find(|x| x.other == r.other && x.t + x.duration >= t - 1.5 * h)
+        {
+            hit.impulse += dir * lam;
+            hit.duration = (t + h - hit.t).max(hit.duration);
+        } else {
+            balls[ball].hits.push(Hit {
+                t: t + r.toi,
+                other: r.other,
+                impulse: dir * lam,
+                duration: 0.0,
+            });
+        }
+    }
+    if !du.iter().all(|x| x.iter().all(|v| v.is_finite())) {
+        return Err(ContactError::Lcp {
+            t,
+            message: "non-finite impulse response".into(),
+        });
+    }
+    for (b, body) in model.bodies.iter().enumerate() {
+        report.character_momentum += Vector3::new(du[b][0], du[b][1], du[b][2]) * body.mass;
+    }
+    for (i, b) in balls.iter().enumerate() {
+        report.ball_momentum += ball_dv[i].0 * b.params.mass;
+    }
+    stepper.add_velocities(&du);
+    for (i, b) in balls.iter_mut().enumerate() {
+        b.w += ball_dv[i].1;
+        // keep the received velocity change for the position update
+        b.v = v_free[i] + ball_dv[i].0;
+    }
+    Ok(())
 }

@@ -46,6 +46,12 @@ pub struct PerturbMetrics {
     /// Steps whose contacts had to be solved without restitution and friction (the full
     /// LCP failed; see `ContactReport::fallback`).
     pub contact_fallback_steps: usize,
+    /// Deepest any capsule end went below the floor beyond where the reference itself puts
+    /// it, mm (spring-held root: the feet and falls meet the floor; 0 with a pinned root).
+    pub max_ground_penetration_mm: f64,
+    /// Largest horizontal drift of a foot while the reference holds it planted, relative to
+    /// the reference (a foot that pivots in the data does not count), mm.
+    pub foot_slip_mm: f64,
     /// Simulation steps.
     pub steps: usize,
     /// Step, s.
@@ -114,6 +120,8 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
         root_peak_displacement_m: rec.root_offset_m.iter().copied().fold(0.0, f64::max),
         root_peak_tilt_deg: rec.root_tilt_deg.iter().copied().fold(0.0, f64::max),
         contact_fallback_steps: rec.contacts.iter().filter(|c| c.fallback).count(),
+        max_ground_penetration_mm: rec.max_ground_penetration_m() * 1e3,
+        foot_slip_mm: rec.foot_slip_m() * 1e3,
         steps: rec.times.len(),
         step_s: sim.opts.step,
     }

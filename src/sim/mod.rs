@@ -4,6 +4,7 @@
 pub mod aim;
 pub mod balls;
 pub mod drift;
+pub mod ground;
 pub mod metrics;
 pub mod models;
 pub mod random_throws;

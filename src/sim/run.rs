@@ -26,8 +26,9 @@ use crate::dynamics::step::{Root, RootTarget, StepError, StepOptions, Stepper};
 use crate::motion::kinematics::{BodyKinematics, JointMotion};
 use crate::motion::reference::{JointTargets, ReferenceScratch};
 use crate::sim::balls::{
-    Ball, ContactOptions, ContactReport, ContactWorkspace, contact_phase, launch_balls,
+    Ball, ContactOptions, ContactReport, ContactWorkspace, contact_phase_with_floor, launch_balls,
 };
+use crate::sim::ground::{Ground, foot_slip};
 use crate::sim::root::{RootMode, SpringScale};
 use crate::sim::support::{FloorSplit, SupportContact, SupportSplit};
 use crate::sim::{BallTrack, BodyPose, Trajectory};
@@ -48,6 +49,10 @@ pub struct SimOptions {
     pub feedback: bool,
     /// How the root is held (pinned to its mocap path, or by a spring).
     pub root: RootMode,
+    /// With a spring-held root: the character stands on the floor (METHOD §12.2–12.3), its
+    /// feet carrying the weight the reference implies and every capsule end kept above
+    /// the floor; otherwise the root spring carries all of it.
+    pub ground: bool,
 }
 
 impl Default for SimOptions {
@@ -59,6 +64,7 @@ impl Default for SimOptions {
             feedforward: true,
             feedback: true,
             root: RootMode::Pinned,
+            ground: false,
         }
     }
 }
@@ -100,8 +106,9 @@ pub struct Feedforward {
     pub psi: Vec<Vec<f64>>,
     /// Per step k: stiffness per DOF (N·m/rad), from the continuous inverse dynamics.
     pub stiffness: Vec<Vec<f64>>,
-    /// Per step k: the impulse the pinned root's rows gave the root in the step with ψ
-    /// (world; N·s, then N·m·s about its COM): the support a spring-held root receives.
+    /// Per step k: the root's support over the step (world; N·s, then N·m·s about its COM):
+    /// for a pinned root what its rows gave it; for a spring-held root the impulse added
+    /// with ψ (all of the "hand of god", or with `ground` the residual the floor leaves).
     pub root_impulse: Vec<Vector6<f64>>,
     /// Largest |u⁺ − u*| over the precompute (m/s or rad/s): how exactly the step with ψ
     /// lands on its target.
@@ -136,9 +143,28 @@ pub struct Record {
     pub balls: Vec<Vec<Option<Vector3<f64>>>>,
     /// Per step: the contact phase's report.
     pub contacts: Vec<ContactReport>,
+    /// Per step: the deepest any capsule end lies below the floor beyond where the
+    /// reference puts it, m (spring-held root; empty otherwise).
+    pub ground_penetration_m: Vec<f64>,
+    /// Per step: the horizontal offset from the reference (m) of each capsule end the
+    /// reference supports (spring-held root; empty otherwise). See [`Record::foot_slip_m`].
+    pub support_offsets: Vec<Vec<(usize, [f64; 2])>>,
 }
 
 impl Record {
+    /// Largest horizontal drift of a foot while the reference holds it planted, m.
+    pub fn foot_slip_m(&self) -> f64 {
+        foot_slip(&self.support_offsets)
+    }
+
+    /// Deepest ground penetration of the run, m.
+    pub fn max_ground_penetration_m(&self) -> f64 {
+        self.ground_penetration_m
+            .iter()
+            .copied()
+            .fold(0.0, f64::max)
+    }
+
     /// The largest joint-angle error of the run: (step index, degrees, body).
     pub fn peak_error(&self) -> (usize, f64, usize) {
         self.max_error_deg
@@ -192,6 +218,8 @@ pub struct Simulation<'c> {
     feedforward_wrench: Vec<(Vector3<f64>, Vector3<f64>)>,
     offsets: Vec<usize>,
     spring_scale: SpringScale,
+    /// The character's floor contacts (spring-held root only).
+    ground: Option<Ground>,
 }
 
 /// Add ψ's joint torques (body-relative, N·m) as equal and opposite world torques on each
@@ -269,18 +297,26 @@ impl<'c> Simulation<'c> {
                 ));
             }
         }
-        // The feedforward is the discrete inverse dynamics of the pinned figure: its root
-        // rows' impulses are what a spring-held root then receives.
-        let pinned = SimOptions {
-            root: RootMode::Pinned,
-            ..opts
-        };
-        let mut sim = Self::bare(character, pinned, None)?;
-        let ff = sim.compute_feedforward(false)?;
+        // The feedforward is the discrete inverse dynamics of the figure held as it will be
+        // run (pinned, or spring-held and standing on the floor): computed through the
+        // same step, so an unperturbed run reproduces it.
+        let mut sim = Self::bare(character, opts, None)?;
+        let floor = sim.floor_height();
+        sim.set_floor(floor);
+        let ff = sim.compute_feedforward()?;
         let mut sim = Self::bare(character, opts, Some(ff))?;
+        sim.set_floor(floor);
         sim.reset();
-        sim.contact.ground_y = Some(sim.floor_height());
         Ok(sim)
+    }
+
+    /// The floor at `y` m: balls bounce on it and, with a spring-held root, the character
+    /// stands on it.
+    fn set_floor(&mut self, y: f64) {
+        self.contact.ground_y = Some(y);
+        if self.opts.ground && matches!(self.opts.root, RootMode::Spring(_)) {
+            self.ground = Some(Ground::new(&self.character.model, y));
+        }
     }
 
     fn bare(
@@ -362,6 +398,7 @@ impl<'c> Simulation<'c> {
             feedforward_wrench: vec![(Vector3::zeros(), Vector3::zeros()); n],
             offsets: model.dof_offsets(),
             spring_scale,
+            ground: None,
         };
         sim.reset();
         Ok(sim)
@@ -434,6 +471,8 @@ impl<'c> Simulation<'c> {
         r.root_tilt_deg.truncate(k);
         r.balls.truncate(k);
         r.contacts.truncate(k);
+        r.ground_penetration_m.truncate(k);
+        r.support_offsets.truncate(k);
     }
 
     /// Number of steps in the clip.
@@ -476,14 +515,9 @@ impl<'c> Simulation<'c> {
         let target = root_target(&before, &self.kin[0], self.opts.step);
         match &self.opts.root {
             RootMode::Pinned => Root::Pinned(target),
+            // the root's feedforward impulse comes with ψ (see `add_feedforward`)
             RootMode::Spring(tuning) => {
-                let impulse = self
-                    .feedforward
-                    .root_impulse
-                    .get(self.k)
-                    .copied()
-                    .unwrap_or_else(Vector6::zeros);
-                Root::Spring(self.spring_scale.spring(tuning, target, impulse))
+                Root::Spring(self.spring_scale.spring(tuning, target, Vector6::zeros()))
             }
         }
     }
@@ -537,32 +571,87 @@ impl<'c> Simulation<'c> {
     /// feedback the open-loop figure amplifies any difference (~25/s on a light collar
     /// bone), and a fresh solve with ψ, equal only to the chord iterations' tolerance,
     /// diverged within a second.
-    fn add_feedforward(&mut self, psi: Option<&[f64]>, t: f64) -> Result<(), SimError> {
-        let Some(psi) = psi else { return Ok(()) };
-        if self.stepper.options().drift == Drift::ImprovedImplicit {
-            return Ok(()); // already in the solve
+    /// With a spring-held root, the root's share of the feedforward (`root_impulse`, world;
+    /// N·s, N·m·s about its COM) is added the same way.
+    fn add_feedforward(
+        &mut self,
+        psi: Option<&[f64]>,
+        root_impulse: Option<&Vector6<f64>>,
+        t: f64,
+    ) -> Result<(), SimError> {
+        if (psi.is_none() && root_impulse.is_none())
+            || self.stepper.options().drift == Drift::ImprovedImplicit
+        {
+            return Ok(()); // nothing to add, or already in the solve
         }
         for e in self.feedforward_wrench.iter_mut() {
             *e = (Vector3::zeros(), Vector3::zeros());
         }
         let model = &self.character.model;
-        add_feedforward_wrenches(
-            model,
-            &self.state,
-            &self.offsets,
-            psi,
-            &mut self.feedforward_wrench,
-        );
+        if let Some(psi) = psi {
+            add_feedforward_wrenches(
+                model,
+                &self.state,
+                &self.offsets,
+                psi,
+                &mut self.feedforward_wrench,
+            );
+        }
+        if let Some(r) = root_impulse {
+            let h = self.opts.step;
+            self.feedforward_wrench[0].0 += Vector3::new(r[0], r[1], r[2]) / h;
+            self.feedforward_wrench[0].1 += Vector3::new(r[3], r[4], r[5]) / h;
+        }
         self.stepper
             .resolve_with_external(&self.feedforward_wrench)
             .map_err(|e| step_error(self.character, e, t))
     }
 
-    /// The discrete-time inverse dynamics along the integrator's unperturbed path. With
-    /// `floor_support` the floor takes its share of the root's support (METHOD §12.2): ψ
+    /// The contact phase of a step: the balls, and with a spring-held root the floor under
+    /// the character (the reference's `support` contacts of the step among them).
+    fn floor_contacts(
+        &mut self,
+        support: &[SupportContact],
+        t: f64,
+    ) -> Result<ContactReport, SimError> {
+        let model = &self.character.model;
+        let h = self.opts.step;
+        let floor = match &mut self.ground {
+            Some(g) => g.rows(
+                &self.state,
+                self.stepper.velocities(),
+                &self.kin,
+                support,
+                h,
+            ),
+            None => &[],
+        };
+        if self.balls.is_empty() && floor.is_empty() {
+            return Ok(ContactReport::default());
+        }
+        launch_balls(&mut self.balls, t, h, &model.gravity);
+        contact_phase_with_floor(
+            model,
+            &self.state,
+            &mut self.stepper,
+            &mut self.balls,
+            floor,
+            &self.contact,
+            t,
+            h,
+            &mut self.contact_ws,
+        )
+        .map_err(|e| SimError::Contact {
+            path: self.character.path.display().to_string(),
+            source: e,
+        })
+    }
+
+    /// The discrete-time inverse dynamics along the integrator's unperturbed path. With a
+    /// spring-held root the floor takes its share of the root's support (METHOD §12.2): ψ
     /// then carries the weight through the legs, the root keeps the residual, and the
     /// floor impulses are recorded for the simulation's contacts to meet.
-    fn compute_feedforward(&mut self, floor_support: bool) -> Result<Feedforward, SimError> {
+    fn compute_feedforward(&mut self) -> Result<Feedforward, SimError> {
         let model = &self.character.model;
         let n = model.num_bodies();
         let h = self.opts.step;
@@ -579,7 +668,8 @@ impl<'c> Simulation<'c> {
         let mut landing: f64 = 0.0;
         let mut worst_at = 0.0;
         let mut split = FloorSplit::new(model, self.floor_height(), h);
-        let mut support_all = Vec::with_capacity(if floor_support { steps } else { 0 });
+        let spring = matches!(self.opts.root, RootMode::Spring(_));
+        let mut support_all = Vec::with_capacity(if spring { steps } else { 0 });
         self.tracking.enabled = self.opts.feedback;
         self.reset();
         for k in 0..steps {
@@ -589,9 +679,22 @@ impl<'c> Simulation<'c> {
             let start = self.state.clone();
             // u*: body displacements to the reference pose at t+h, projected onto the
             // joint constraints at p_k (root rows: the root target twist).
-            let target = *root.target().ok_or_else(|| {
-                SimError::Settings("the feedforward needs the root pinned to its mocap path".into())
-            })?;
+            let target = match &root {
+                Root::Pinned(t) => *t,
+                // re-targeted from where the root is: the stabilisation moves a free root
+                // by round-off each step, and a target that didn't see it let the whole
+                // figure drift (0.0017° per step on the demo walk)
+                Root::Spring(s) => RootTarget {
+                    v: (s.target.x - start.bodies[0].x) / h,
+                    w: (s.target.q * start.bodies[0].q.inverse()).scaled_axis() / h,
+                    ..s.target
+                },
+                Root::Free => {
+                    return Err(SimError::Settings(
+                        "the feedforward needs the root held to its mocap path".into(),
+                    ));
+                }
+            };
             assemble_projection(model, &start.bodies, Some(&target), &mut proj)
                 .map_err(|e| SimError::Settings(e.to_string()))?;
             for b in 0..n {
@@ -652,49 +755,60 @@ impl<'c> Simulation<'c> {
             }
             let qs: Vec<UnitQuaternion<f64>> = start.bodies.iter().map(|s| s.q).collect();
             wrench_to_joint_torques(model, &qs, &wrenches, &mut ws, &mut out);
-            let psi = out.tau.clone();
-            // The real step with ψ (the improved implicit scheme's stages can't be
-            // re-solved: a full step).
-            if self.stepper.options().drift == Drift::ImprovedImplicit {
-                self.solve_without_feedforward(&root, Some(&psi), None, t)?;
-            } else {
-                self.add_feedforward(Some(&psi), t)?;
-            }
-            let mut psi = psi;
-            let hand_of_god = self.stepper.root_impulse();
             let poses: Vec<_> = start.bodies.iter().map(|s| (s.x, s.q)).collect();
-            let support = split.at(&poses, &u_star, &hand_of_god).map_err(|e| {
-                SimError::Settings(format!("floor support split at t = {t:.4} s: {e}"))
-            })?;
-            if floor_support {
-                // The floor's impulses are external to the tree: the joints now supply the
-                // wrenches minus them (ψ_Δ = −sweep(floor)), and the root the rest.
-                wrench_to_joint_torques(model, &qs, &split.wrenches, &mut ws, &mut out);
-                for (p, d) in psi.iter_mut().zip(&out.tau) {
-                    *p -= d;
+            let split_error =
+                |e| SimError::Settings(format!("floor support split at t = {t:.4} s: {e}"));
+            let psi = if !spring {
+                let psi = out.tau.clone();
+                // The real step with ψ (the improved implicit scheme's stages can't be
+                // re-solved: a full step).
+                if self.stepper.options().drift == Drift::ImprovedImplicit {
+                    self.solve_without_feedforward(&root, Some(&psi), None, t)?;
+                } else {
+                    self.add_feedforward(Some(&psi), None, t)?;
                 }
-                for e in self.feedforward_wrench.iter_mut() {
-                    *e = (Vector3::zeros(), Vector3::zeros());
+                // the split's size only (the pinned root keeps carrying the figure)
+                let hand_of_god = self.stepper.root_impulse();
+                split
+                    .at(&poses, &u_star, &hand_of_god)
+                    .map_err(split_error)?;
+                split.record(&hand_of_god, &hand_of_god, false);
+                root_impulse_all.push(hand_of_god);
+                psi
+            } else {
+                // The spring-held root: what the sweep leaves at the root is the hand of
+                // god; the floor takes its share at the support points (their impulses
+                // external to the tree), and the joints supply the rest of the wrenches:
+                // ψ = sweep(W − floor), the root keeps the residual.
+                let hand_of_god = out.root_wrench() * h;
+                let mut support = split
+                    .at(&poses, &u_star, &hand_of_god)
+                    .map_err(split_error)?;
+                let standing = self.ground.is_some();
+                if standing {
+                    for (w, f) in wrenches.iter_mut().zip(&split.wrenches) {
+                        w.0 -= f.0;
+                        w.1 -= f.1;
+                    }
+                } else {
+                    support.clear();
                 }
-                let neg: Vec<f64> = out.tau.iter().map(|d| -d).collect();
-                add_feedforward_wrenches(
-                    model,
-                    &self.state,
-                    &self.offsets,
-                    &neg,
-                    &mut self.feedforward_wrench,
-                );
-                for (e, f) in self.feedforward_wrench.iter_mut().zip(&split.wrenches) {
-                    e.0 += f.0;
-                    e.1 += f.1;
+                wrench_to_joint_torques(model, &qs, &wrenches, &mut ws, &mut out);
+                let residual = out.root_wrench() * h;
+                let psi = out.tau.clone();
+                // Then the step exactly as `step` takes it: ψ and the root's residual by
+                // re-solving, the floor's impulses from the contact LCP (which meets the
+                // support points on the surfaces they move on), so an unperturbed run
+                // reproduces this path to the last bit.
+                self.add_feedforward(Some(&psi), Some(&residual), t)?;
+                self.floor_contacts(&support, t)?;
+                split.record(&hand_of_god, &residual, standing);
+                root_impulse_all.push(residual);
+                if standing {
+                    support_all.push(support);
                 }
-                self.stepper
-                    .resolve_with_external(&self.feedforward_wrench)
-                    .map_err(|e| step_error(self.character, e, t))?;
-                support_all.push(support);
-            }
-            split.record(&hand_of_god, &self.stepper.root_impulse(), floor_support);
-            root_impulse_all.push(self.stepper.root_impulse());
+                psi
+            };
             self.stepper
                 .finish(model, &mut self.state, &root)
                 .map_err(|e| step_error(self.character, e, t))?;
@@ -734,7 +848,6 @@ impl<'c> Simulation<'c> {
     pub fn step(&mut self, extra: Option<&[(Vector3<f64>, Vector3<f64>)]>) -> Result<(), SimError> {
         let model = &self.character.model;
         let t = self.time();
-        let h = self.opts.step;
         let root = self.prepare_step();
         let psi = if self.opts.feedforward {
             self.feedforward.psi.get(self.k).cloned()
@@ -742,25 +855,23 @@ impl<'c> Simulation<'c> {
             None
         };
         self.solve_without_feedforward(&root, psi.as_deref(), extra, t)?;
-        self.add_feedforward(psi.as_deref(), t)?;
-        let mut report = ContactReport::default();
-        if !self.balls.is_empty() {
-            launch_balls(&mut self.balls, t, h, &model.gravity);
-            report = contact_phase(
-                model,
-                &self.state,
-                &mut self.stepper,
-                &mut self.balls,
-                &self.contact,
-                t,
-                h,
-                &mut self.contact_ws,
-            )
-            .map_err(|e| SimError::Contact {
-                path: self.character.path.display().to_string(),
-                source: e,
-            })?;
+        let root_impulse = match self.opts.root {
+            RootMode::Spring(_) => self.feedforward.root_impulse.get(self.k).copied(),
+            RootMode::Pinned => None,
+        };
+        self.add_feedforward(psi.as_deref(), root_impulse.as_ref(), t)?;
+        // (taken out and put back: the contact phase borrows the simulation mutably)
+        let support = self
+            .feedforward
+            .support
+            .get_mut(self.k)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let report = self.floor_contacts(&support, t);
+        if let Some(s) = self.feedforward.support.get_mut(self.k) {
+            *s = support;
         }
+        let report = report?;
         self.stepper
             .finish(model, &mut self.state, &root)
             .map_err(|e| step_error(self.character, e, t))?;
@@ -814,6 +925,17 @@ impl<'c> Simulation<'c> {
         self.record
             .balls
             .push(self.balls.iter().map(|b| b.active.then_some(b.x)).collect());
+        if let Some(g) = &self.ground {
+            let support = self
+                .k
+                .checked_sub(1)
+                .and_then(|k| self.feedforward.support.get(k))
+                .map_or(&[][..], |v| v);
+            let mut offsets = Vec::with_capacity(support.len());
+            let deepest = g.measure(&self.state, &self.kin, support, &mut offsets);
+            self.record.ground_penetration_m.push(deepest);
+            self.record.support_offsets.push(offsets);
+        }
     }
 
     /// Run to the end of the clip.

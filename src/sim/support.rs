@@ -18,15 +18,23 @@
 //! A point's ε_j grows as it nears the edge of the support tests, so forces fade in and
 //! out over a centimetre of height instead of jumping when a foot lands or lifts.
 
+use crate::contact::closest_point_on_segment;
 use crate::contact::{LcpError, lemke, tangent_directions};
 use crate::motion::kinematics::BodyKinematics;
-use crate::skeleton::Model;
+use crate::skeleton::{Capsule, Model};
 use nalgebra::{DMatrix, DVector, UnitQuaternion, Vector3, Vector6};
+
+/// Coulomb friction coefficient between the character and the floor (shoe or skin on a
+/// studio floor: 0.8–1.0).
+pub const FLOOR_FRICTION: f64 = 1.0;
 
 /// Settings of the support detection and the floor-force split.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SupportOptions {
-    /// Friction coefficient of the floor (pyramid edges n + μ t_k).
+    /// Friction coefficient the split may use (pyramid edges n + μ t_k): below the floor's
+    /// own ([`FLOOR_FRICTION`]), so that a planted foot's force stays inside the cone with a
+    /// margin and the simulation's contact sticks where the split assumed it (at the
+    /// cone's edge, round-off made the toe slide and the ankle drift by degrees).
     pub friction: f64,
     /// A support point's bottom lies within this height of the sample's lowest point, m.
     pub near_lowest_m: f64,
@@ -46,7 +54,7 @@ pub struct SupportOptions {
 impl Default for SupportOptions {
     fn default() -> Self {
         SupportOptions {
-            friction: 0.8,
+            friction: 0.6,
             near_lowest_m: 0.03,
             near_floor_m: 0.10,
             blend_m: 0.01,
@@ -68,10 +76,27 @@ pub struct ContactPoint {
     pub radius: f64,
 }
 
+/// Depth inside a capsule below which a point counts as inside it, m.
+const INSIDE_TOLERANCE_M: f64 = 1e-3;
+
 impl ContactPoint {
     /// The sphere's lowest point (world, m) for a body at `x`, `q`.
     pub fn bottom(&self, x: &Vector3<f64>, q: &UnitQuaternion<f64>) -> Vector3<f64> {
         x + q * self.center - Vector3::y() * self.radius
+    }
+
+    /// Whether the sphere's lowest point is on the surface of its body (orientation `q`,
+    /// shapes `capsules`), not inside one of them: the upper end of a steep capsule and an
+    /// end shared with a thicker capsule (a toe starting in the foot's ball) are not, and
+    /// a floor force there would act on a point the floor cannot reach (measured: the foot
+    /// and toe capsules' shared end gave two stacked points and a friction couple between
+    /// them that no LCP reproduces).
+    pub fn on_surface(&self, capsules: &[Capsule], q: &UnitQuaternion<f64>) -> bool {
+        let p = self.center - (q.inverse() * Vector3::y()) * self.radius;
+        capsules.iter().all(|c| {
+            let (cp, _) = closest_point_on_segment(&p, &c.a, &c.b);
+            (p - cp).norm() >= c.radius - INSIDE_TOLERANCE_M
+        })
     }
 }
 
@@ -263,6 +288,7 @@ pub struct SupportSplit {
 /// support points and floor impulses of each step, and the RMS of what the root keeps.
 pub struct FloorSplit {
     points: Vec<ContactPoint>,
+    capsules: Vec<Vec<Capsule>>,
     floor_y: f64,
     h: f64,
     weight: f64,
@@ -284,6 +310,7 @@ impl FloorSplit {
     pub fn new(model: &Model, floor_y: f64, h: f64) -> Self {
         FloorSplit {
             points: contact_points(model),
+            capsules: model.bodies.iter().map(|b| b.capsules.clone()).collect(),
             floor_y,
             h,
             weight: model.total_mass() * model.gravity.norm(),
@@ -323,6 +350,11 @@ impl FloorSplit {
             &self.opts,
             &mut self.weights,
         );
+        for (w, p) in self.weights.iter_mut().zip(&self.points) {
+            if *w > 0.0 && !p.on_surface(&self.capsules[p.body], &start[p.body].1) {
+                *w = 0.0;
+            }
+        }
         let chosen: Vec<usize> = (0..self.points.len())
             .filter(|&i| self.weights[i] > 0.0)
             .collect();

@@ -404,3 +404,28 @@ pub fn assert_durable_writes(trace: &str, outputs: &[PathBuf]) {
         );
     }
 }
+
+/// A free forearm-sized rigid body: 1.3 kg, asymmetric inertia, one capsule 0.26 m long
+/// along its y axis, 0.03 m thick.
+pub fn forearm_model() -> jostle::skeleton::Model {
+    use nalgebra::{Matrix3, Vector3};
+    let inertia = Matrix3::from_diagonal(&Vector3::new(0.02, 0.005, 0.018));
+    let mut mb = jostle::skeleton::ModelBuilder::new();
+    mb.add_body("forearm", None, 1.3, inertia, None);
+    let mut model = mb.build();
+    model.bodies[0].capsules = vec![jostle::skeleton::Capsule {
+        a: Vector3::new(0.0, -0.13, 0.0),
+        b: Vector3::new(0.0, 0.13, 0.0),
+        radius: 0.03,
+    }];
+    model
+}
+
+/// A stepper with default options at step `h` s.
+pub fn stepper(model: &jostle::skeleton::Model, h: f64) -> jostle::dynamics::step::Stepper {
+    let opts = jostle::dynamics::step::StepOptions {
+        h,
+        ..Default::default()
+    };
+    jostle::dynamics::step::Stepper::new(model, opts).expect("stepper")
+}

@@ -1,0 +1,161 @@
+//! The character on the floor in a step (METHOD §12.3): which capsule ends get a floor
+//! contact row, on which surface, and what the run measures of them (penetration, slip of
+//! planted feet).
+//!
+//! Every capsule end can touch the floor. A point the reference supports at this step
+//! ([`SupportContact`], from the inverse dynamics' split) stands on a surface that moves
+//! with the reference's own contact point: its height and velocity. So a foot that rolls
+//! onto its toes, or floats a centimetre above the percentile floor in the data, meets its
+//! contact exactly where the feedforward expects it, and an unperturbed run receives
+//! exactly the floor impulses the inverse dynamics assumed. Every other point stays above
+//! the floor, or above its own reference height where the data put it lower (so the
+//! recording's stray low frames are not pushed up), with 1 mm of slack for the O(h²)
+//! difference between the linearised and the exact position update.
+
+use crate::dynamics::state::State;
+use crate::motion::kinematics::BodyKinematics;
+use crate::sim::balls::FloorRow;
+use crate::sim::support::{ContactPoint, FLOOR_FRICTION, SupportContact, contact_points};
+use crate::skeleton::{Capsule, Model};
+use nalgebra::{Vector3, Vector6};
+
+/// Slack below a point's own reference height before its floor contact engages, m.
+const REFERENCE_SLACK_M: f64 = 1e-3;
+/// A point enters the LCP when its predicted gap at the end of the step is below this, m.
+const DETECTION_M: f64 = 0.01;
+
+/// Floor contacts of one character.
+#[derive(Clone, Debug)]
+pub struct Ground {
+    points: Vec<ContactPoint>,
+    capsules: Vec<Vec<Capsule>>,
+    /// Floor height, m.
+    pub floor_y: f64,
+    friction: f64,
+    supported: Vec<Option<usize>>,
+    rows: Vec<FloorRow>,
+}
+
+impl Ground {
+    /// Floor contacts of `model` on a floor at `floor_y` m.
+    pub fn new(model: &Model, floor_y: f64) -> Self {
+        let points = contact_points(model);
+        Ground {
+            supported: vec![None; points.len()],
+            points,
+            capsules: model.bodies.iter().map(|b| b.capsules.clone()).collect(),
+            floor_y,
+            friction: FLOOR_FRICTION,
+            rows: vec![],
+        }
+    }
+
+    /// The floor rows of a step from `state` whose contact-free velocities are `u_free`,
+    /// toward the reference at the step's end `reference_next`, with the reference's
+    /// support contacts of the step `support`.
+    pub fn rows(
+        &mut self,
+        state: &State,
+        u_free: &[Vector6<f64>],
+        reference_next: &[BodyKinematics],
+        support: &[SupportContact],
+        h: f64,
+    ) -> &[FloorRow] {
+        self.rows.clear();
+        self.supported.fill(None);
+        for (i, s) in support.iter().enumerate() {
+            if let Some(x) = self.supported.get_mut(s.point) {
+                *x = Some(i);
+            }
+        }
+        for (i, p) in self.points.iter().enumerate() {
+            let body = &state.bodies[p.body];
+            if !p.on_surface(&self.capsules[p.body], &body.q) {
+                continue;
+            }
+            let point = p.bottom(&body.x, &body.q);
+            let u = &u_free[p.body];
+            let v = Vector3::new(u[0], u[1], u[2])
+                + Vector3::new(u[3], u[4], u[5]).cross(&(point - body.x));
+            let (gap, surface_velocity) = match self.supported[i] {
+                Some(j) => (point.y - support[j].position.y, support[j].velocity),
+                None => {
+                    let r = &reference_next[p.body];
+                    let own = p.bottom(&r.x, &r.q).y - REFERENCE_SLACK_M;
+                    (point.y - self.floor_y.min(own), Vector3::zeros())
+                }
+            };
+            if gap + h * (v.y - surface_velocity.y) < DETECTION_M {
+                self.rows.push(FloorRow {
+                    body: p.body,
+                    point,
+                    gap,
+                    surface_velocity,
+                    friction: self.friction,
+                });
+            }
+        }
+        &self.rows
+    }
+
+    /// After a step: the deepest any capsule end of `state` lies below the floor beyond
+    /// where the reference `reference` (same time) puts it, m (≥ 0), and the horizontal
+    /// offset from the reference of each point the reference supported in the step.
+    pub fn measure(
+        &self,
+        state: &State,
+        reference: &[BodyKinematics],
+        support: &[SupportContact],
+        offsets: &mut Vec<(usize, [f64; 2])>,
+    ) -> f64 {
+        let mut deepest: f64 = 0.0;
+        for p in &self.points {
+            let (s, r) = (&state.bodies[p.body], &reference[p.body]);
+            let (ps, pr) = (p.bottom(&s.x, &s.q), p.bottom(&r.x, &r.q));
+            deepest = deepest.max(self.floor_y.min(pr.y) - ps.y);
+        }
+        offsets.clear();
+        for c in support {
+            let p = &self.points[c.point];
+            let (s, r) = (&state.bodies[p.body], &reference[p.body]);
+            let d = p.bottom(&s.x, &s.q) - p.bottom(&r.x, &r.q);
+            offsets.push((c.point, [d.x, d.z]));
+        }
+        deepest
+    }
+}
+
+/// Largest horizontal drift of a supported point from where it was, relative to its
+/// reference, when its support began, over a run's per-step offsets (m): a foot the
+/// reference holds planted that slides, not one that pivots in the data.
+pub fn foot_slip(steps: &[Vec<(usize, [f64; 2])>]) -> f64 {
+    let mut anchors: std::collections::BTreeMap<usize, [f64; 2]> = Default::default();
+    let mut worst: f64 = 0.0;
+    for step in steps {
+        anchors.retain(|p, _| step.iter().any(|(q, _)| q == p));
+        for (p, o) in step {
+            let a = anchors.entry(*p).or_insert(*o);
+            worst = worst.max((o[0] - a[0]).hypot(o[1] - a[1]));
+        }
+    }
+    worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slip_is_measured_from_the_start_of_each_support_episode() {
+        let steps = vec![
+            vec![(3, [0.01, 0.0])],
+            vec![(3, [0.015, 0.0])],
+            vec![],
+            // a new episode starts from its own offset
+            vec![(3, [0.5, 0.0])],
+            vec![(3, [0.5, 0.004])],
+        ];
+        assert!((foot_slip(&steps) - 0.005).abs() < 1e-12);
+        assert_eq!(foot_slip(&[]), 0.0);
+    }
+}

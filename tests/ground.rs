@@ -1,0 +1,255 @@
+//! The character on the floor (METHOD §12.1–12.3): a body dropped on the floor comes to
+//! rest touching it; the floor's impulses are accounted for in the momentum; the inverse
+//! dynamics' split puts the weight on the feet, and a standing (spring-held, `--ground`)
+//! unperturbed run still follows the mocap with its feet planted, on the repo's walk and on
+//! every shared clip (skipped visibly without them).
+
+mod common;
+
+use jostle::dynamics::state::{BodyState, State};
+use jostle::dynamics::step::Root;
+use jostle::dynamics::torque::NoTorque;
+use jostle::sim::balls::{ContactOptions, ContactWorkspace, FloorRow, contact_phase_with_floor};
+use jostle::sim::{RootMode, SimOptions, Simulation, SpringTuning};
+use jostle::{Character, CharacterOptions};
+use nalgebra::{UnitQuaternion, Vector3};
+
+fn standing() -> SimOptions {
+    SimOptions {
+        root: RootMode::Spring(SpringTuning::default()),
+        ground: true,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_capsule_dropped_on_the_floor_comes_to_rest_touching_it_without_bounce() {
+    // A free forearm-sized capsule, tilted 20°, released 5 cm above the floor (y = 0). Its
+    // end spheres' lowest points are the floor rows, as the simulation makes them.
+    let model = common::forearm_model();
+    let cap = model.bodies[0].capsules[0].clone();
+    let h = 1.0 / 240.0;
+    let mut stepper = common::stepper(&model, h);
+    let q = UnitQuaternion::from_euler_angles(0.0, 0.0, 70f64.to_radians());
+    let lowest = |s: &BodyState| {
+        [cap.a, cap.b]
+            .iter()
+            .map(|e| (s.x + s.q * e).y - cap.radius)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let mut state = State {
+        bodies: vec![BodyState {
+            x: Vector3::zeros(),
+            q,
+            ..Default::default()
+        }],
+        t: 0.0,
+    };
+    state.bodies[0].x.y = 0.05 - lowest(&state.bodies[0]);
+    let opts = ContactOptions::default();
+    let mut ws = ContactWorkspace::default();
+    let (mut first_touch, mut deepest, mut highest_after) = (None, 0.0f64, 0.0f64);
+    let mut total_floor = Vector3::zeros();
+    for k in 0..480 {
+        let t = k as f64 * h;
+        stepper
+            .prepare(&model, &state, &Root::Free, &NoTorque, None)
+            .expect("prepare");
+        stepper.solve(&model, &state, &Root::Free).expect("solve");
+        let s = state.bodies[0];
+        let rows: Vec<FloorRow> = [cap.a, cap.b]
+            .iter()
+            .map(|e| {
+                let point = s.x + s.q * e - Vector3::y() * cap.radius;
+                FloorRow {
+                    body: 0,
+                    point,
+                    gap: point.y,
+                    surface_velocity: Vector3::zeros(),
+                    friction: 1.0,
+                }
+            })
+            .collect();
+        let p0 = state.bodies[0].v * model.bodies[0].mass;
+        let report = contact_phase_with_floor(
+            &model,
+            &state,
+            &mut stepper,
+            &mut [],
+            &rows,
+            &opts,
+            t,
+            h,
+            &mut ws,
+        )
+        .expect("contacts");
+        // what the contacts gave the body is exactly the floor's impulse
+        assert!(
+            (report.character_momentum - report.floor_impulse).norm() < 1e-9,
+            "{report:?}"
+        );
+        stepper
+            .finish(&model, &mut state, &Root::Free)
+            .expect("finish");
+        // the whole step: gravity's impulse plus the floor's
+        let p1 = state.bodies[0].v * model.bodies[0].mass;
+        let expect = model.gravity * (model.bodies[0].mass * h) + report.floor_impulse;
+        assert!(
+            (p1 - p0 - expect).norm() < 1e-9,
+            "step {k}: {p1} - {p0} vs {expect}"
+        );
+        total_floor += report.floor_impulse;
+        let low = lowest(&state.bodies[0]);
+        deepest = deepest.max(-low);
+        if first_touch.is_none() && report.floor_impulse.norm() > 0.0 {
+            first_touch = Some(k);
+        }
+        if first_touch.is_some_and(|f| k > f + 5) {
+            highest_after = highest_after.max(low);
+        }
+    }
+    let s = state.bodies[0];
+    assert!(first_touch.is_some(), "it reached the floor");
+    assert!(deepest < 1e-3, "penetration {deepest} m");
+    assert!(highest_after < 2e-3, "bounced {highest_after} m (e = 0)");
+    assert!(
+        s.v.norm() < 1e-3 && s.w.norm() < 1e-2,
+        "at rest: {} {}",
+        s.v,
+        s.w
+    );
+    // lying on the floor: both ends touch (within 1 mm), centre at its radius
+    for e in [cap.a, cap.b] {
+        let y = (s.x + s.q * e).y - cap.radius;
+        assert!(y.abs() < 1e-3, "end {e} at {y} m");
+    }
+    assert!((s.x.y - cap.radius).abs() < 1e-3, "centre at {} m", s.x.y);
+    // from rest to rest the floor gave back all that gravity took: m g T
+    let gravity_impulse = -model.gravity.y * model.bodies[0].mass * 480.0 * h;
+    assert!(
+        (total_floor.y - gravity_impulse).abs() < 0.01 * gravity_impulse,
+        "{total_floor} vs {gravity_impulse}"
+    );
+}
+
+fn walk() -> Character {
+    Character::load(
+        &common::repo_clip("demo_walk.bvh"),
+        &CharacterOptions::default(),
+    )
+    .expect("demo walk loads")
+}
+
+/// RMS of a run's joint-angle error, degrees.
+fn rms(sim: &Simulation) -> f64 {
+    let r = &sim.record.rms_error_deg;
+    (r.iter().map(|x| x * x).sum::<f64>() / r.len().max(1) as f64).sqrt()
+}
+
+#[test]
+fn a_standing_walk_follows_the_mocap_with_its_weight_on_planted_feet() {
+    let c = walk();
+    let mut sim = Simulation::new(&c, standing()).expect("standing walk");
+    sim.run().expect("runs");
+    let rec = &sim.record;
+    // measured: 0.0021° RMS, 0.009° max, root within 7 µm, feet within 0.01 mm of their
+    // reference, 0.0007 mm below the floor
+    let rms = rms(&sim);
+    let root = rec.root_offset_m.iter().copied().fold(0.0, f64::max);
+    assert!(rms < 0.01, "RMS {rms}°");
+    assert!(root < 1e-4, "root {root} m");
+    assert!(
+        rec.max_ground_penetration_m() < 1e-3,
+        "{} m",
+        rec.max_ground_penetration_m()
+    );
+    assert!(rec.foot_slip_m() < 1e-3, "slip {} m", rec.foot_slip_m());
+    // the feet carry the weight: over the clip the floor's vertical impulse is the body
+    // weight's, less the residual the root keeps (9.6 % RMS on this walk)
+    let m = c.model.total_mass();
+    let t = rec.times.len() as f64 * sim.opts.step;
+    let floor: f64 = rec.contacts.iter().map(|r| r.floor_impulse.y).sum();
+    let share = floor / (m * 9.81 * t);
+    assert!(
+        (0.85..1.1).contains(&share),
+        "the floor carried {share} of the weight"
+    );
+    let split = sim.feedforward.support_split;
+    assert!(
+        (95.0..110.0).contains(&split.hand_of_god_rms_pct_bw),
+        "{split:?}"
+    );
+    assert!(split.residual_force_rms_pct_bw < 12.0, "{split:?}");
+    // only the capsules' real undersides touch: no floor contact on hands or head
+    assert_eq!(
+        rec.contacts.iter().filter(|r| r.fallback).count(),
+        0,
+        "every contact LCP solved"
+    );
+}
+
+#[test]
+fn without_ground_the_spring_carries_everything_and_the_split_is_only_reported() {
+    let c = walk();
+    let opts = SimOptions {
+        ground: false,
+        ..standing()
+    };
+    let mut sim = Simulation::new(&c, opts).expect("sprung walk");
+    sim.run().expect("runs");
+    assert!(sim.record.contacts.iter().all(|r| r.floor_contacts == 0));
+    assert!(sim.feedforward.support.is_empty());
+    let split = sim.feedforward.support_split;
+    assert!(split.residual_force_rms_pct_bw < 12.0, "{split:?}");
+    assert!(rms(&sim) < 0.01, "RMS {}°", rms(&sim));
+}
+
+#[test]
+fn every_shared_clip_stands_on_the_floor_unperturbed() {
+    let Some(dir) = common::shared_dir_or_skip() else {
+        return;
+    };
+    let mut clips: Vec<_> = std::fs::read_dir(&dir)
+        .expect("shared mocap")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "bvh"))
+        .collect();
+    clips.sort();
+    let mut walks = 0;
+    for path in &clips {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let c = Character::load(path, &CharacterOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut sim = Simulation::new(&c, standing()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        sim.run().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let rec = &sim.record;
+        let (rms, pen, slip) = (rms(&sim), rec.max_ground_penetration_m(), rec.foot_slip_m());
+        let split = sim.feedforward.support_split;
+        eprintln!(
+            "{name}: {rms:.4}° RMS, penetration {:.2} mm, slip {:.2} mm, residual {:.1} % BW",
+            pen * 1e3,
+            slip * 1e3,
+            split.residual_force_rms_pct_bw
+        );
+        // measured on the 20 clips: penetration ≤ 0.95 mm
+        assert!(pen < 2e-3, "{name}: penetration {pen} m");
+        if name.contains("dance_short") || name.contains("arena") {
+            // a partner dance (the partner's hands are real external forces: 88 % BW
+            // residual) and the Bandai dance's spins on one toe: reported, not yet held
+            continue;
+        }
+        // measured: 0.0003–0.12° RMS (CMU and Xia walks the largest), slip ≤ 13 mm
+        assert!(rms < 0.2, "{name}: RMS {rms}°");
+        assert!(slip < 0.02, "{name}: slip {slip} m");
+        if name.contains("walk") {
+            walks += 1;
+            // walks leave 2.5–10 % of body weight to the root (METHOD §12.5: 4–6 %)
+            assert!(split.residual_force_rms_pct_bw < 12.0, "{name}: {split:?}");
+            assert!(
+                (95.0..115.0).contains(&split.hand_of_god_rms_pct_bw),
+                "{name}: {split:?}"
+            );
+        }
+    }
+    assert!(walks >= 5, "{walks} walks");
+}
