@@ -133,11 +133,14 @@ impl Staging {
             .map(String::as_str)
             .filter(|n| plain(n))
             .collect();
-        match self.move_into_place(&old) {
+        let mut started = false;
+        match self.move_into_place(&old, &mut started) {
             Ok(()) => {
                 self.committed = true;
                 Ok(())
             }
+            // Nothing touched yet: the earlier result stays as it was.
+            Err(e) if !started => Err(e),
             Err(e) => {
                 let new: Vec<&str> = self.outputs.iter().map(|o| o.name.as_str()).collect();
                 for name in new.iter().chain(&old).chain(&["job.json"]) {
@@ -151,7 +154,9 @@ impl Staging {
         }
     }
 
-    fn move_into_place(&self, old: &[&str]) -> Result<(), StageError> {
+    /// `started` becomes true once the folder's `job.json` is gone (from then on a failure
+    /// leaves old and new outputs mixed, to be deleted).
+    fn move_into_place(&self, old: &[&str], started: &mut bool) -> Result<(), StageError> {
         let dir = &self.dir;
         let at = StageError::at;
         if !dir.is_dir() {
@@ -162,8 +167,11 @@ impl Staging {
         // No job.json while old and new outputs are mixed.
         let job = dir.join("job.json");
         match std::fs::remove_file(&job) {
-            Ok(()) => sync_dir(dir).map_err(at(dir))?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Ok(()) => {
+                *started = true;
+                sync_dir(dir).map_err(at(dir))?
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => *started = true,
             Err(e) => return Err(at(&job)(e)),
         }
         for o in &self.outputs {
