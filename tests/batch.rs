@@ -686,3 +686,262 @@ fn check_passes_a_clean_run_and_finds_a_flipped_byte() {
     assert!(String::from_utf8_lossy(&none.stderr).contains("no finished clips"));
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// Names of the entries of a folder (hidden ones too), sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Bytes a folder's files take on a tmpfs (whole 4 KiB pages).
+fn pages_of(dir: &Path) -> u64 {
+    files_under(dir)
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len().div_ceil(4096) * 4096)
+        .sum()
+}
+
+/// Whether this process may mount a tmpfs in a user + mount namespace of its own
+/// (`unshare -rm`); `Err` says why not.
+fn tmpfs_possible(probe_dir: &Path) -> Result<(), String> {
+    let o = Command::new("unshare")
+        .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs \"$0\""])
+        .arg(probe_dir)
+        .output()
+        .map_err(|e| format!("unshare: {e}"))?;
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`unshare -rm` + `mount -t tmpfs` failed ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))
+    }
+}
+
+/// The out-of-space run: six 2-s walks with BVH on a volume with room for 1.5 clips. The
+/// first clip fits, the next three fail for lack of space (3 in a row: the run stops), the
+/// last two are not run. On a real 1.5-clip tmpfs (mounted in a user namespace of its
+/// own) where possible, else with the staged writes limited to as many bytes
+/// (`JOSTLE_TEST_DISK_BYTES`, the batch's test hook), saying so on stderr. Then, with space,
+/// the resumed run equals a clean run byte for byte.
+#[test]
+fn out_of_space_stops_the_run_leaves_no_partial_clip_and_resumes_to_a_clean_result() {
+    let root = tmp("nospace");
+    let lib = root.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let names: Vec<String> = (1..=6).map(|i| format!("walk{i}")).collect();
+    for n in &names {
+        std::os::unix::fs::symlink(
+            common::repo_clip("demo_walk.bvh"),
+            lib.join(format!("{n}.bvh")),
+        )
+        .unwrap();
+    }
+    let args = ["--bvh", "-q", "-j", "1"];
+    let clean = root.join("clean");
+    let r = run(&args, &lib, &clean);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // -j 1 goes by size, then by path: walk1 first.
+    let one_clip = pages_of(&clean.join("walk1"));
+    let room = one_clip + one_clip / 2;
+    let out = root.join("out");
+    let mnt = root.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let (o, volume) = match tmpfs_possible(&mnt) {
+        Ok(()) => {
+            // The tmpfs lives as long as the namespace: the run's output folder is
+            // copied out (hidden entries too) for the checks.
+            let script = r#"mount -t tmpfs -o size="$1" tmpfs "$2" || exit 99
+"$3" batch "$4" --out "$2/out" --bvh -q -j 1; rc=$?
+cp -a "$2/out" "$5" || exit 98
+exit $rc"#;
+            let o = Command::new("unshare")
+                .args(["-rm", "sh", "-c", script, "sh"])
+                .arg(room.to_string())
+                .arg(&mnt)
+                .arg(env!("CARGO_BIN_EXE_jostle"))
+                .arg(&lib)
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(
+                !matches!(o.status.code(), Some(98 | 99)),
+                "tmpfs set-up failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            (o, mnt.clone())
+        }
+        Err(why) => {
+            eprintln!(
+                "fallback: batch::out_of_space_stops_the_run_leaves_no_partial_clip_and_resumes_to_a_clean_result \
+                 needs a small tmpfs ({why}); it ran with the batch's writes limited to {room} bytes (JOSTLE_TEST_DISK_BYTES) instead"
+            );
+            let o = jostle()
+                .arg("batch")
+                .arg(&lib)
+                .arg("--out")
+                .arg(&out)
+                .args(args)
+                .env("JOSTLE_TEST_DISK_BYTES", room.to_string())
+                .output()
+                .unwrap();
+            (o, jostle::batch::space::volume_of(&out).0)
+        }
+    };
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("out of space: 3 clips in a row failed with \"no space left on device\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("(the volume mounted at {}", volume.display())),
+        "names the full volume: {stderr}"
+    );
+    assert!(
+        stderr.contains("(2 not run). The 5 clips left to do need roughly "),
+        "{stderr}"
+    );
+    // Nothing but the finished clip and the summary: no partial clip folder, no staging
+    // folder, no temporary.
+    assert_eq!(
+        entries(&out),
+        ["report.html", "summary.csv", "summary.json", "walk1"],
+        "{stderr}"
+    );
+    assert_eq!(
+        clip_outputs(&out),
+        clip_outputs(&clean)
+            .into_iter()
+            .filter(|(p, _)| p.starts_with("walk1"))
+            .collect::<Vec<_>>()
+    );
+    let s = summary(&out.join("summary.json"));
+    let status: Vec<(String, String)> = rows(&s)
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = names
+        .iter()
+        .zip(["ok", "failed", "failed", "failed", "not_run", "not_run"])
+        .map(|(n, st)| (format!("{n}.bvh"), st.to_string()))
+        .collect();
+    assert_eq!(status, expected);
+    for r in rows(&s).iter().filter(|r| r["status"] == "failed") {
+        let reason = r["reason"].as_str().unwrap();
+        assert!(reason.contains("No space left on device"), "{reason}");
+    }
+    assert_eq!(s["totals"]["not_run"], 2);
+    assert!(
+        s["stopped"].as_str().unwrap().starts_with("out of space: "),
+        "{}",
+        s["stopped"]
+    );
+    // Space again: the resumed run does the five others and equals a clean run.
+    let r = run(&["--bvh", "--json-lines", "-j", "2"], &lib, &out);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let s = summary(&out.join("summary.json"));
+    assert_eq!(s["totals"]["skipped"], 1);
+    assert_eq!(s["totals"]["ok"], 5);
+    assert_eq!(clip_outputs(&out), clip_outputs(&clean));
+    std::fs::remove_dir_all(&root).ok();
+}
+
+/// A clip that fails while its new outputs are being written (here: out of space after
+/// the first file, by the test hook `JOSTLE_TEST_DISK_BYTES`) leaves its complete earlier
+/// result exactly as it was; a staging folder left by a killed run is deleted at the next
+/// start and never counts as a finished clip.
+#[test]
+fn a_clip_failing_midway_leaves_the_previous_result_untouched() {
+    let root = tmp("midway");
+    let lib = root.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::os::unix::fs::symlink(
+        common::repo_clip("demo_walk.bvh"),
+        lib.join("demo_walk.bvh"),
+    )
+    .unwrap();
+    let out = root.join("out");
+    let r = run(&["--bvh", "-q"], &lib, &out);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let before: Vec<(PathBuf, Vec<u8>)> = files_under(&out)
+        .into_iter()
+        .filter(|p| p.components().count() > out.components().count() + 1)
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert_eq!(before.len(), 4, "v01.glb, v01.bvh, metrics.json, job.json");
+    // A killed run's staging folder (a dead writer), with a job.json already in it.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = out.join(format!(
+        ".demo_walk.staging.tmp-{}-{dead}",
+        jostle::export::host_name()
+    ));
+    std::fs::create_dir_all(&stale).unwrap();
+    for (p, bytes) in &before {
+        if p.starts_with(out.join("demo_walk")) {
+            std::fs::write(stale.join(p.file_name().unwrap()), bytes).unwrap();
+        }
+    }
+    let check = || {
+        jostle()
+            .args(["batch", "--check"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let c = check();
+    assert!(c.status.success());
+    assert!(
+        String::from_utf8_lossy(&c.stdout).starts_with("ok: 1 clips,"),
+        "a staging folder is not a finished clip: {}",
+        String::from_utf8_lossy(&c.stdout)
+    );
+    // Room for the first file of the redone clip (its .glb) and not for the next.
+    let glb = std::fs::metadata(out.join("demo_walk/v01.glb"))
+        .unwrap()
+        .len();
+    let bvh = std::fs::metadata(out.join("demo_walk/v01.bvh"))
+        .unwrap()
+        .len();
+    let o = jostle()
+        .arg("batch")
+        .arg(&lib)
+        .arg("--out")
+        .arg(&out)
+        .args(["--bvh", "--seed", "2", "-j", "1", "-q"])
+        .env("JOSTLE_TEST_DISK_BYTES", (glb + bvh / 2).to_string())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("1 of 1 clips failed") && stderr.contains("No space left on device"),
+        "{stderr}"
+    );
+    assert!(!stale.exists(), "the stale staging folder was deleted");
+    let after: Vec<(PathBuf, Vec<u8>)> = files_under(&out)
+        .into_iter()
+        .filter(|p| p.components().count() > out.components().count() + 1)
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert!(after == before, "the earlier results changed");
+    assert_eq!(
+        entries(&out),
+        ["demo_walk", "report.html", "summary.csv", "summary.json"]
+    );
+    assert!(check().status.success());
+    std::fs::remove_dir_all(&root).ok();
+}

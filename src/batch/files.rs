@@ -143,7 +143,8 @@ pub fn variation_file(v: usize, ext: &str) -> String {
 }
 
 /// Delete temporary files that a killed earlier run left under `dir` (the
-/// `.NAME.tmp-HOST-PID` files of [`crate::export::write_atomic`]); returns how many.
+/// `.NAME.tmp-HOST-PID` files of [`crate::export::write_atomic`] and the clips' staging
+/// folders, `.NAME.staging.tmp-HOST-PID`, with what they hold); returns how many.
 /// Only abandoned ones ([`crate::export::is_stale_temporary`]): the shards of a Slurm
 /// array write into one folder, and a shard that starts late must not delete the files
 /// another shard is writing.
@@ -156,12 +157,12 @@ pub fn remove_stale_temporaries(dir: &Path) -> usize {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if crate::export::is_stale_temporary(&path) {
+                crate::export::remove_temporary(&path);
+                removed += usize::from(!path.exists());
+            } else if is_dir {
                 stack.push(path);
-            } else if crate::export::is_stale_temporary(&path)
-                && std::fs::remove_file(&path).is_ok()
-            {
-                removed += 1;
             }
         }
     }

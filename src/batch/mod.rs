@@ -8,15 +8,20 @@
 //! OUT/summary.shard-I-of-N.json                       (a shard)
 //! ```
 //! `job.json` is written last: it records the input's SHA-256, the options' fingerprint and
-//! the outputs, and marks the clip as done. Every file is written atomically, so a killed
-//! batch leaves complete files only (the temporaries of writes in progress are deleted on
-//! SIGINT/SIGTERM by the CLI, and stale ones at the next start). The outputs (`.glb`,
+//! the outputs, and marks the clip as done. A clip's outputs are written into a staging
+//! folder and moved into place together ([`staging`]), so a clip folder holds a complete
+//! result or none, and a killed batch leaves complete files only (the temporaries and
+//! staging folders of writes in progress are deleted on SIGINT/SIGTERM by the CLI, and
+//! stale ones at the next start). After a few clips in a row fail for lack of space the run
+//! stops scheduling clips ([`space`]). The outputs (`.glb`,
 //! `.bvh`, `metrics.json`) hold no timings and no absolute paths: the same inputs, options
 //! and seed give the same bytes, whatever the thread count or shard.
 
 pub mod files;
 pub mod job;
 pub mod report;
+pub mod space;
+pub mod staging;
 pub mod summary;
 
 use crate::Character;
@@ -29,7 +34,10 @@ use files::{ClipFile, Shard, clip_out_dir, file_sha256_hex, sha256_hex, shard_of
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use staging::{StageError, Staging};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use summary::{ClipRow, ClipStatus, ClipTiming, Summary};
 
@@ -228,7 +236,10 @@ pub fn check_outputs(out: &Path) -> std::io::Result<CheckReport> {
         for e in std::fs::read_dir(&d)? {
             let e = e?;
             if e.file_type()?.is_dir() {
-                stack.push(e.path());
+                // A staging folder holds a clip on its way in, not a finished one.
+                if !crate::export::is_temporary(&e.path()) {
+                    stack.push(e.path());
+                }
             } else if e.file_name() == "job.json" {
                 has_job = true;
             }
@@ -353,7 +364,7 @@ fn up_to_date(
     rel: &str,
     input_sha: &str,
     options_sha: &str,
-) -> Result<ClipRow, Option<String>> {
+) -> Result<(ClipRow, u64), Option<String>> {
     let shown = shown_dir(out, dir);
     let redo = |why: String| Some(format!("redo {why}"));
     let marker = read_job_marker(dir, &shown).map_err(redo)?.ok_or(None)?;
@@ -379,31 +390,73 @@ fn up_to_date(
             m.clip
         )));
     }
-    Ok(row_from_metrics(&m, ClipStatus::Skipped, marker.timing))
+    Ok((
+        row_from_metrics(&m, ClipStatus::Skipped, marker.timing),
+        marker.outputs.iter().map(|o| o.bytes).sum(),
+    ))
+}
+
+/// What became of one clip in a run.
+#[derive(Clone, Debug)]
+pub struct ClipResult {
+    /// Its summary row.
+    pub row: ClipRow,
+    /// The size of its outputs, bytes: written now or found up to date, or (a clip that
+    /// failed writing them) what they would have taken.
+    pub output_bytes: Option<u64>,
+    /// It failed because the output volume is full (or over quota).
+    pub out_of_space: bool,
+}
+
+/// Why a clip failed, whether for lack of space, and what its outputs would have taken.
+struct ClipFailure {
+    reason: String,
+    out_of_space: bool,
+    needed: Option<u64>,
+}
+
+impl From<String> for ClipFailure {
+    fn from(reason: String) -> Self {
+        ClipFailure {
+            reason,
+            out_of_space: false,
+            needed: None,
+        }
+    }
 }
 
 /// Process one clip (never panics: a panic inside the pipeline becomes a failed row).
-pub fn process_clip(clip: &ClipFile, opts: &BatchOptions, options_sha: &str) -> ClipRow {
+pub fn process_clip(clip: &ClipFile, opts: &BatchOptions, options_sha: &str) -> ClipResult {
     let t0 = Instant::now();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         process_clip_inner(clip, opts, options_sha, t0)
     }));
+    let failed = |reason| ClipResult {
+        row: ClipRow::failed(&clip.rel, reason),
+        output_bytes: None,
+        out_of_space: false,
+    };
     match result {
-        Ok(Ok(row)) => row,
-        Ok(Err(reason)) => ClipRow::failed(&clip.rel, reason),
+        Ok(Ok((row, bytes))) => ClipResult {
+            row,
+            output_bytes: Some(bytes),
+            out_of_space: false,
+        },
+        Ok(Err(f)) => ClipResult {
+            out_of_space: f.out_of_space,
+            output_bytes: f.needed,
+            ..failed(f.reason)
+        },
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown".into());
-            ClipRow::failed(
-                &clip.rel,
-                format!(
-                    "{}: internal error (panic: {what}); please report it with this file",
-                    clip.path.display()
-                ),
-            )
+            failed(format!(
+                "{}: internal error (panic: {what}); please report it with this file",
+                clip.path.display()
+            ))
         }
     }
 }
@@ -413,7 +466,7 @@ fn process_clip_inner(
     opts: &BatchOptions,
     options_sha: &str,
     t0: Instant,
-) -> Result<ClipRow, String> {
+) -> Result<(ClipRow, u64), ClipFailure> {
     let bytes = std::fs::read(&clip.path).map_err(|e| format!("{}: {e}", clip.path.display()))?;
     let input_sha = sha256_hex(&bytes);
     drop(bytes);
@@ -421,7 +474,7 @@ fn process_clip_inner(
     let mut redone = None;
     if !opts.force {
         match up_to_date(&opts.out, &dir, &clip.rel, &input_sha, options_sha) {
-            Ok(row) => return Ok(row),
+            Ok(done) => return Ok(done),
             Err(why) => redone = why,
         }
     }
@@ -430,28 +483,18 @@ fn process_clip_inner(
     let scenarios = opts.scenarios(&c, &clip.rel);
     let (jt, runs) = job::run_variations(&c, opts.sim, &scenarios, &clip.rel, opts.write_bvh)
         .map_err(|e| e.to_string())?;
-    // Outputs of an earlier, different run must not survive beside the new ones.
-    let _ = std::fs::remove_file(dir.join("job.json"));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut outputs = vec![];
-    let mut write = |name: &str, data: &[u8]| {
-        let p = dir.join(name);
-        write_atomic(&p, data).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-        outputs.push(OutputRecord::of(name, data));
-        Ok::<(), String>(())
-    };
+    // All of the clip's outputs or none: staged beside its folder, moved in at the end
+    // (an earlier result stays untouched until then; see `staging`).
+    let mut files: Vec<(String, &[u8])> = vec![];
     let mut variations = vec![];
     for (v, run) in runs.iter().enumerate() {
         let glb = variation_file(v, "glb");
-        write(&glb, &run.glb)?;
-        let bvh = match &run.bvh {
-            Some(text) => {
-                let name = variation_file(v, "bvh");
-                write(&name, text.as_bytes())?;
-                Some(name)
-            }
-            None => None,
-        };
+        files.push((glb.clone(), &run.glb));
+        let bvh = run.bvh.as_ref().map(|text| {
+            let name = variation_file(v, "bvh");
+            files.push((name.clone(), text.as_bytes()));
+            name
+        });
         variations.push(VariationMetrics {
             glb,
             bvh,
@@ -470,7 +513,17 @@ fn process_clip_inner(
         variations,
     };
     let text = serde_json::to_string_pretty(&metrics).map_err(|e| e.to_string())? + "\n";
-    write("metrics.json", text.as_bytes())?;
+    files.push(("metrics.json".into(), text.as_bytes()));
+    let needed: u64 = files.iter().map(|f| f.1.len() as u64).sum();
+    let failed = |e: StageError| ClipFailure {
+        out_of_space: e.out_of_space(),
+        reason: e.to_string(),
+        needed: Some(needed),
+    };
+    let mut staging = Staging::new(&dir).map_err(failed)?;
+    for (name, data) in &files {
+        staging.write(name, data).map_err(failed)?;
+    }
     let timing = ClipTiming {
         load_s,
         inverse_s: jt.inverse_s,
@@ -481,15 +534,15 @@ fn process_clip_inner(
     let marker = JobMarker {
         input_sha256: input_sha,
         options_sha256: options_sha.to_string(),
-        outputs,
+        outputs: staging.outputs().to_vec(),
         timing,
     };
     let text = serde_json::to_string_pretty(&marker).map_err(|e| e.to_string())? + "\n";
-    let p = dir.join("job.json");
-    write_atomic(&p, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    staging.commit(text.as_bytes()).map_err(failed)?;
     let mut row = row_from_metrics(&metrics, ClipStatus::Ok, timing);
     row.reason = redone;
-    Ok(row)
+    let bytes = marker.outputs.iter().map(|o| o.bytes).sum();
+    Ok((row, bytes))
 }
 
 /// Why a batch could not run at all (a clip's failure is a row, not an error).
@@ -535,7 +588,9 @@ pub fn clips_of_run(opts: &BatchOptions) -> Result<Vec<ClipFile>, BatchError> {
 }
 
 /// Run the batch over `clips`; `on_done` is called (from worker threads) as each clip
-/// finishes. Returns the summary (rows sorted by path).
+/// finishes. Returns the summary (rows sorted by path). After [`space::OUT_OF_SPACE_STOP`]
+/// clips in a row fail for lack of space no more clips are started: the rest get
+/// `not_run` rows and the summary says why ([`Summary::stopped`]).
 pub fn run_batch(
     opts: &BatchOptions,
     clips: &[ClipFile],
@@ -552,19 +607,46 @@ pub fn run_batch(
     // Largest first: the long clips start early, so the tail of the run stays busy.
     let mut order: Vec<&ClipFile> = clips.iter().collect();
     order.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.rel.cmp(&b.rel)));
-    let work = || -> Vec<ClipRow> {
+    // Clips in a row that failed for lack of space, and whether to stop starting clips.
+    let in_a_row = Mutex::new(0usize);
+    let full = AtomicBool::new(false);
+    let not_run = format!(
+        "not run: {} is out of space ({} clips in a row failed with \"no space left on \
+         device\"); free space and run the same command again",
+        opts.out.display(),
+        space::OUT_OF_SPACE_STOP
+    );
+    let work = || -> Vec<(ClipResult, u64)> {
         // par_bridge hands the clips out in this order, one at a time.
         order
             .into_iter()
             .par_bridge()
             .map(|c| {
-                let row = process_clip(c, opts, &options_sha);
-                on_done(&row);
-                row
+                let r = if full.load(Ordering::SeqCst) {
+                    ClipResult {
+                        row: ClipRow::not_run(&c.rel, not_run.clone()),
+                        output_bytes: None,
+                        out_of_space: false,
+                    }
+                } else {
+                    let r = process_clip(c, opts, &options_sha);
+                    let mut n = in_a_row.lock().unwrap_or_else(|e| e.into_inner());
+                    if r.out_of_space {
+                        *n += 1;
+                        if *n >= space::OUT_OF_SPACE_STOP {
+                            full.store(true, Ordering::SeqCst);
+                        }
+                    } else if r.row.status == ClipStatus::Ok {
+                        *n = 0;
+                    }
+                    r
+                };
+                on_done(&r.row);
+                (r, c.bytes)
             })
             .collect()
     };
-    let mut rows = match opts.jobs {
+    let results = match opts.jobs {
         Some(j) => rayon::ThreadPoolBuilder::new()
             .num_threads(j.max(1))
             .build()
@@ -572,6 +654,24 @@ pub fn run_batch(
             .install(work),
         None => work(),
     };
+    let stopped = full.load(Ordering::SeqCst).then(|| {
+        let measured: Vec<(u64, u64)> = results
+            .iter()
+            .filter_map(|(r, input)| Some((*input, r.output_bytes?)))
+            .collect();
+        let failed: Vec<u64> = results
+            .iter()
+            .filter(|(r, _)| r.out_of_space)
+            .map(|(r, _)| r.output_bytes.unwrap_or(0))
+            .collect();
+        let not_run: Vec<u64> = results
+            .iter()
+            .filter(|(r, _)| r.row.status == ClipStatus::NotRun)
+            .map(|(_, input)| *input)
+            .collect();
+        space::stop_message(&opts.out, &measured, &failed, &not_run)
+    });
+    let mut rows: Vec<ClipRow> = results.into_iter().map(|(r, _)| r.row).collect();
     rows.sort_by(|a, b| a.path.cmp(&b.path));
     let mut summary = Summary {
         tool: format!("jostle {}", env!("CARGO_PKG_VERSION")),
@@ -581,6 +681,7 @@ pub fn run_batch(
         options_sha256: options_sha,
         clips: rows,
         totals: Default::default(),
+        stopped,
     };
     summary.compute_totals(t0.elapsed().as_secs_f64());
     Ok(summary)

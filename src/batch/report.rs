@@ -314,13 +314,14 @@ th, td {{ border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; }}
 th {{ background: #f3f3f3; position: sticky; top: 0; }}
 td.l, th.l {{ text-align: left; }}
 tr.failed td {{ background: #fde8e8; }}
+tr.not_run td, p.stopped {{ background: #fff4d6; }}
 tr.skipped td {{ color: #666; }}
 .totals span {{ display: inline-block; margin-right: 2em; }}
 </style></head><body>
 <h1>jostle batch report</h1>
 <p>Library <code>{}</code>{} · {}</p>
 <details><summary>options</summary><pre>{}</pre></details>
-<p class="totals"><span><b>{}</b> clips</span><span><b>{}</b> ok</span><span><b>{}</b> failed</span><span><b>{}</b> skipped</span><span>{}</span></p>
+<p class="totals"><span><b>{}</b> clips</span><span><b>{}</b> ok</span><span><b>{}</b> failed</span><span><b>{}</b> skipped</span>{}<span>{}</span></p>
 "#,
         escape(&s.library),
         s.shard
@@ -332,8 +333,20 @@ tr.skipped td {{ color: #666; }}
         t.ok,
         t.failed,
         t.skipped,
+        if t.not_run > 0 {
+            format!("<span><b>{}</b> not run</span>", t.not_run)
+        } else {
+            String::new()
+        },
         escape(&t.throughput_text())
     );
+    if let Some(why) = &s.stopped {
+        let _ = writeln!(
+            h,
+            "<p class=\"stopped\"><b>Stopped early:</b> {}</p>",
+            escape(why)
+        );
+    }
     if curves.is_empty() {
         h += "<p>No successful clips to plot.</p>\n";
     } else {

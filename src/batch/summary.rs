@@ -14,6 +14,9 @@ pub enum ClipStatus {
     Failed,
     /// Outputs of an earlier run matched the input's hash and the options.
     Skipped,
+    /// Not attempted: the run stopped scheduling clips (its output volume was full).
+    #[serde(rename = "not_run")]
+    NotRun,
 }
 
 impl ClipStatus {
@@ -23,6 +26,7 @@ impl ClipStatus {
             ClipStatus::Ok => "ok",
             ClipStatus::Failed => "failed",
             ClipStatus::Skipped => "skipped",
+            ClipStatus::NotRun => "not_run",
         }
     }
 }
@@ -47,9 +51,10 @@ pub struct ClipTiming {
 pub struct ClipRow {
     /// Path relative to the library root.
     pub path: String,
-    /// ok | failed | skipped.
+    /// ok | failed | skipped | not_run.
     pub status: ClipStatus,
-    /// Why it failed (file, line and cause), `null` otherwise.
+    /// Why it failed (file, line and cause) or was not run; for a redone clip, which
+    /// finished outputs were damaged; `null` otherwise.
     pub reason: Option<String>,
     /// Frames used (after a dropped leading T-pose frame).
     pub frames: Option<usize>,
@@ -83,9 +88,18 @@ pub struct ClipRow {
 impl ClipRow {
     /// A failed clip's row.
     pub fn failed(path: &str, reason: String) -> Self {
+        Self::without_results(path, ClipStatus::Failed, reason)
+    }
+
+    /// The row of a clip the run did not attempt.
+    pub fn not_run(path: &str, reason: String) -> Self {
+        Self::without_results(path, ClipStatus::NotRun, reason)
+    }
+
+    fn without_results(path: &str, status: ClipStatus, reason: String) -> Self {
         ClipRow {
             path: path.to_string(),
-            status: ClipStatus::Failed,
+            status,
             reason: Some(reason),
             frames: None,
             duration_s: None,
@@ -124,6 +138,9 @@ pub struct Totals {
     pub failed: usize,
     /// Skipped (already done).
     pub skipped: usize,
+    /// Not attempted (the run stopped scheduling clips: its output volume was full).
+    #[serde(default)]
+    pub not_run: usize,
     /// Simulated seconds (processed clips only).
     pub simulated_s: f64,
     /// Wall time of the run(s), s (for a merge: the sum over shards).
@@ -165,6 +182,10 @@ pub struct Summary {
     pub clips: Vec<ClipRow>,
     /// Totals.
     pub totals: Totals,
+    /// Why the run stopped scheduling clips before the end (its output volume was full:
+    /// which, and roughly how much the clips left to do need); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 impl Summary {
@@ -183,6 +204,7 @@ impl Summary {
             ok,
             failed: count(ClipStatus::Failed),
             skipped: count(ClipStatus::Skipped),
+            not_run: count(ClipStatus::NotRun),
             simulated_s,
             wall_s,
             clips_per_min: if wall_s > 0.0 {
@@ -346,7 +368,13 @@ pub fn merge_shards(out: &Path) -> Result<Summary, MergeError> {
         options_sha256: first.options_sha256.clone(),
         clips: shards.iter().flat_map(|s| s.2.clips.clone()).collect(),
         totals: Totals::default(),
+        stopped: None,
     };
+    let stops: Vec<String> = shards
+        .iter()
+        .filter_map(|(i, n, s)| Some(format!("shard {i}/{n}: {}", s.stopped.as_ref()?)))
+        .collect();
+    merged.stopped = (!stops.is_empty()).then(|| stops.join("\n"));
     merged.clips.sort_by(|a, b| a.path.cmp(&b.path));
     if let Some(w) = merged.clips.windows(2).find(|w| w[0].path == w[1].path) {
         return Err(MergeError::Inconsistent(format!(
@@ -396,6 +424,7 @@ mod tests {
             options_sha256: String::new(),
             clips: vec![ClipRow::failed("a.bvh", "a.bvh:3: bad, very".into())],
             totals: Totals::default(),
+            stopped: None,
         };
         s.compute_totals(2.0);
         let csv = s.to_csv();

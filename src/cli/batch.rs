@@ -20,8 +20,11 @@ job.json per clip; OUT/summary.json, summary.csv and report.html for the run.
 A clip whose job.json matches its input's SHA-256 and the options, and whose outputs still
 have the sizes and SHA-256 it recorded, is skipped (use --force to redo it; a damaged output
 is named and its clip redone), so an interrupted batch resumes where it stopped; killing it leaves no partial
-file. One bad clip is reported (status failed, with the reason) and the rest go on; the exit
-code is 1 if any clip failed.
+file. A clip's outputs appear all together or not at all (staged beside its folder, moved in
+when complete). One bad clip is reported (status failed, with the reason) and the rest go on;
+the exit code is 1 if any clip failed. After 3 clips in a row fail with \"no space left on
+device\" the run starts no more clips (status not_run), says which volume is full and roughly
+how much the rest need, and still writes the summary.
 
 On a cluster, run `jostle batch LIB --out OUT --shard I/N` for I = 0..N-1 (e.g. a Slurm array
 with I = $SLURM_ARRAY_TASK_ID) and then `jostle batch --merge OUT`. `jostle batch --check OUT`
@@ -83,6 +86,7 @@ pub struct BatchArgs {
 fn clip_line(r: &ClipRow) -> String {
     match r.status {
         ClipStatus::Failed => format!("failed  {}: {}", r.path, r.reason.as_deref().unwrap_or("?")),
+        ClipStatus::NotRun => format!("not run {} (out of space)", r.path),
         s => format!(
             "{:<7} {}  {:.1} s clip, peak {:.1}° ({}), {}/{} hits, {:.1} s",
             s.as_str(),
@@ -99,8 +103,13 @@ fn clip_line(r: &ClipRow) -> String {
 
 fn finish(summary: &Summary, written: &[PathBuf]) -> anyhow::Result<()> {
     let t = &summary.totals;
+    let not_run = if t.not_run > 0 {
+        format!(", {} not run", t.not_run)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "{} clips: {} ok, {} skipped, {} failed; {}",
+        "{} clips: {} ok, {} skipped, {} failed{not_run}; {}",
         t.clips,
         t.ok,
         t.skipped,
@@ -109,6 +118,9 @@ fn finish(summary: &Summary, written: &[PathBuf]) -> anyhow::Result<()> {
     );
     for p in written {
         eprintln!("wrote {}", p.display());
+    }
+    if let Some(why) = &summary.stopped {
+        anyhow::bail!("{why}");
     }
     if t.failed > 0 {
         anyhow::bail!(
@@ -233,7 +245,7 @@ pub fn run(a: &BatchArgs) -> anyhow::Result<()> {
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let on_done = |r: &ClipRow| {
         // A redone clip says which finished outputs were damaged, in every mode.
-        if r.status != ClipStatus::Failed
+        if matches!(r.status, ClipStatus::Ok | ClipStatus::Skipped)
             && let Some(why) = &r.reason
         {
             bar.suspend(|| eprintln!("{why}"));

@@ -31,7 +31,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         host_name(),
         std::process::id()
     ));
-    pending().push(tmp.clone());
+    track_temporary(&tmp);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -43,7 +43,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    pending().retain(|p| p != &tmp);
+    untrack_temporary(&tmp);
     result?;
     sync_dir(&dir)
 }
@@ -142,13 +142,44 @@ fn process_is_alive(pid: u32) -> bool {
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// Delete the temporary files of the writes in progress and return the lock on their list:
-/// while the guard lives no new write can start, so a process that is being interrupted
-/// calls this and exits holding it, leaving no partial file behind.
+/// Register a temporary file or folder (a batch clip's staging folder) as in progress, so
+/// that [`remove_pending_temporaries`] deletes it if the process is interrupted. Its name
+/// must follow [`write_atomic`]'s pattern (`.NAME.tmp-HOST-PID`) so that a run killed
+/// with SIGKILL leaves something [`is_stale_temporary`] recognises.
+pub fn track_temporary(path: &Path) {
+    pending().push(path.to_path_buf());
+}
+
+/// The temporary is finished with (renamed into place or deleted).
+pub fn untrack_temporary(path: &Path) {
+    pending().retain(|p| p != path);
+}
+
+/// Delete a temporary file, or a temporary folder with what it holds (a few tries: a
+/// worker thread may still be adding a file to it).
+pub fn remove_temporary(path: &Path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            for _ in 0..3 {
+                if std::fs::remove_dir_all(path).is_ok() || !path.exists() {
+                    return;
+                }
+            }
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
+/// Delete the temporary files (and staging folders) of the writes in progress and return
+/// the lock on their list: while the guard lives no new write can start, so a process that
+/// is being interrupted calls this and exits holding it, leaving no partial file behind.
 pub fn remove_pending_temporaries() -> MutexGuard<'static, Vec<PathBuf>> {
     let guard = pending();
     for p in guard.iter() {
-        let _ = std::fs::remove_file(p);
+        remove_temporary(p);
     }
     guard
 }
