@@ -231,15 +231,16 @@ fn every_shared_clip_stands_on_the_floor_unperturbed() {
             slip * 1e3,
             split.residual_force_rms_pct_bw
         );
-        // measured on the 20 clips: penetration ≤ 0.95 mm
+        // measured on the 20 clips: penetration ≤ 0.97 mm
         assert!(pen < 2e-3, "{name}: penetration {pen} m");
         if name.contains("dance_short") || name.contains("arena") {
             // a partner dance (the partner's hands are real external forces: 88 % BW
             // residual) and the Bandai dance's spins on one toe: reported, not yet held
             continue;
         }
-        // measured: 0.0003–0.12° RMS (CMU and Xia walks the largest), slip ≤ 13 mm
-        assert!(rms < 0.2, "{name}: RMS {rms}°");
+        // measured: 0.0013–0.11° RMS (14 clips within 0.03°; two CMU walks, the pymo
+        // walk and the Mixamo clip 0.07–0.11°), slip ≤ 13 mm
+        assert!(rms < 0.15, "{name}: RMS {rms}°");
         assert!(slip < 0.02, "{name}: slip {slip} m");
         if name.contains("walk") {
             walks += 1;
