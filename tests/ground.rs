@@ -254,3 +254,39 @@ fn every_shared_clip_stands_on_the_floor_unperturbed() {
     }
     assert!(walks >= 5, "{walks} walks");
 }
+
+/// Metrics of the demo walk standing on the floor, hit by the ball of `spec`.
+fn standing_hit(c: &Character, spec: &str) -> jostle::sim::metrics::PerturbMetrics {
+    let ball = jostle::sim::scenario::BallSpec::from_flag(spec).expect("ball");
+    let scenario = jostle::sim::scenario::Scenario { balls: vec![ball] };
+    let (_, mut out) = jostle::batch::job::run_variations(
+        c,
+        standing(),
+        std::slice::from_ref(&scenario),
+        "walk",
+        false,
+    )
+    .expect("runs");
+    out.pop().expect("one variation").metrics
+}
+
+#[test]
+fn a_standing_walk_hit_on_the_pelvis_or_chest_sways_and_recovers_on_planted_feet() {
+    let c = walk();
+    // A 10 g tap: the feet must not amplify it. Before the stance legs' feedback was made
+    // stiffer than the inverted pendulum they hold up, it tipped a foot by 57°.
+    let tap = standing_hit(&c, "t=1.5,target=pelvis,speed=12,mass=0.01");
+    assert!(tap.peak_deviation_deg < 0.5, "{tap:?}");
+    // A handball (0.45 kg, 12 m/s, ≈ 8 N·s). Measured: pelvis 8.5 mm, 0.8° peak, slip
+    // 0.8 mm; chest 5.6° (neck), pelvis 9 mm, slip 8.6 mm, back within 2° in 0.92 s.
+    let pelvis = standing_hit(&c, "t=1.5,target=pelvis,speed=12");
+    let chest = standing_hit(&c, "t=1.5,target=chest,speed=12");
+    for (m, what) in [(&pelvis, "pelvis"), (&chest, "chest")] {
+        assert!(m.balls[0].hit, "{what}: {m:?}");
+        assert!(m.root_peak_displacement_m > 5e-3, "{what}: {m:?}");
+        assert!(m.foot_slip_mm < 20.0, "{what}: {m:?}");
+        assert!(m.max_ground_penetration_mm < 2.0, "{what}: {m:?}");
+        assert!(m.recovery_time_s.is_some_and(|t| t < 2.0), "{what}: {m:?}");
+    }
+    assert!(chest.peak_deviation_deg > 3.0, "{chest:?}");
+}

@@ -74,8 +74,9 @@ pub struct SimArgs {
     /// With --root spring: the character stands on the floor. The feet carry the weight
     /// the mocap implies (floor forces split from the root's support by the inverse
     /// dynamics), every body stays above the floor, and the root spring keeps only the
-    /// residual. Unperturbed runs follow the mocap to 0.001–0.1°; pushed runs are not yet
-    /// stable (joint feedback alone does not balance the figure: issue #13).
+    /// residual; the joints from the feet up get feedback stiff enough to hold the figure
+    /// above them. Unperturbed runs follow the mocap to 0.001–0.1°; a push sways the
+    /// figure on planted feet (no knock-downs yet: issue #13).
     #[arg(long)]
     pub ground: bool,
 }

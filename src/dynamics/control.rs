@@ -230,12 +230,11 @@ pub fn feedforward_torque(
     t
 }
 
-/// Per body: the gravitational stiffness m·g·l (N·m/rad) of the subtree its joint carries,
-/// from the poses in `kin` (m: subtree mass, l: distance from the joint to the subtree's COM).
-pub fn gravity_stiffness(
+/// Per body: the mass of its subtree (kg) and its first moment Σ m x (kg·m), poses in `kin`.
+fn subtree_mass_moments(
     model: &Model,
     kin: &[crate::motion::kinematics::BodyKinematics],
-) -> Vec<f64> {
+) -> (Vec<f64>, Vec<Vector3<f64>>) {
     let n = model.num_bodies();
     let mut mass = vec![0.0; n];
     let mut moment = vec![Vector3::zeros(); n];
@@ -248,12 +247,48 @@ pub fn gravity_stiffness(
             moment[p] += mo;
         }
     }
+    (mass, moment)
+}
+
+/// Per body: the gravitational stiffness m·g·l (N·m/rad) of the subtree its joint carries,
+/// from the poses in `kin` (m: subtree mass, l: distance from the joint to the subtree's COM).
+pub fn gravity_stiffness(
+    model: &Model,
+    kin: &[crate::motion::kinematics::BodyKinematics],
+) -> Vec<f64> {
+    let n = model.num_bodies();
+    let (mass, moment) = subtree_mass_moments(model, kin);
     (0..n)
         .map(|b| match model.bodies[b].joint.as_ref() {
             Some(j) if mass[b] > 0.0 => {
                 let joint_point = kin[b].x + kin[b].q * j.child_anchor;
                 let l = (moment[b] / mass[b] - joint_point).norm();
                 mass[b] * model.gravity.norm() * l
+            }
+            _ => 0.0,
+        })
+        .collect()
+}
+
+/// Per body: the gravitational stiffness m·g·l (N·m/rad) of everything its joint does NOT
+/// carry down the tree (the rest of the figure: m its mass, l the distance from the joint to
+/// its COM): what the joint holds up when the figure stands on the far side of it, as a
+/// stance leg's ankle, knee and hip hold the body above them (an inverted pendulum, whose
+/// negative stiffness the feedback must beat). Poses in `kin`.
+pub fn supported_gravity_stiffness(
+    model: &Model,
+    kin: &[crate::motion::kinematics::BodyKinematics],
+) -> Vec<f64> {
+    let n = model.num_bodies();
+    let (mass, moment) = subtree_mass_moments(model, kin);
+    let (total, total_moment) = (mass[0], moment[0]);
+    (0..n)
+        .map(|b| match model.bodies[b].joint.as_ref() {
+            Some(j) if total - mass[b] > 0.0 => {
+                let rest = total - mass[b];
+                let joint_point = kin[b].x + kin[b].q * j.child_anchor;
+                let l = ((total_moment - moment[b]) / rest - joint_point).norm();
+                rest * model.gravity.norm() * l
             }
             _ => 0.0,
         })

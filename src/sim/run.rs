@@ -341,7 +341,32 @@ impl<'c> Simulation<'c> {
             Some(f) => f,
             None => {
                 let table = character.inverse_dynamics(opts.step);
-                let grav = crate::dynamics::control::gravity_stiffness(model, &kin0);
+                let mut grav = crate::dynamics::control::gravity_stiffness(model, &kin0);
+                if opts.ground && matches!(opts.root, RootMode::Spring(_)) {
+                    // Standing, the joints from the feet up carry the rest of the figure
+                    // (an inverted pendulum): their feedback must be stiffer than its
+                    // gravity, or the smallest push grows (a 10 g ball tipped the demo
+                    // walk's feet by 57°).
+                    let held = crate::dynamics::control::supported_gravity_stiffness(model, &kin0);
+                    let c = character;
+                    let mut scratch = ReferenceScratch::default();
+                    let mut sample = |t: f64, kin: &mut [BodyKinematics]| {
+                        c.reference.sample(model, t, &mut scratch, kin)
+                    };
+                    let floor =
+                        crate::sim::support::floor_height(model, &mut sample, c.reference.duration);
+                    let chain = crate::sim::support::standing_chain(
+                        model,
+                        &mut sample,
+                        c.reference.duration,
+                        floor,
+                    );
+                    for (b, g) in grav.iter_mut().enumerate() {
+                        if chain[b] {
+                            *g = g.max(held[b]);
+                        }
+                    }
+                }
                 let offsets = model.dof_offsets();
                 let mut floor = vec![opts.gains.k_0; model.joint_dofs()];
                 for (b, body) in model.bodies.iter().enumerate() {

@@ -146,6 +146,39 @@ pub fn floor_height(
     lowest[(0.05 * (lowest.len() - 1) as f64).round() as usize]
 }
 
+/// Which bodies can stand on the floor in a clip: those with a capsule end within the
+/// support height of the floor ([`SupportOptions::near_floor_m`]) at some sample every
+/// 20 ms, and every body on the way from them up to the root (their joints carry the
+/// figure while they stand).
+pub fn standing_chain(
+    model: &Model,
+    mut sample: impl FnMut(f64, &mut [BodyKinematics]),
+    duration: f64,
+    floor_y: f64,
+) -> Vec<bool> {
+    let points = contact_points(model);
+    let near = SupportOptions::default().near_floor_m;
+    let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
+    let mut on = vec![false; model.num_bodies()];
+    let samples = (duration / 0.02).ceil().max(0.0) as usize;
+    for k in 0..=samples {
+        sample((k as f64 * 0.02).min(duration), &mut kin);
+        for p in &points {
+            if p.bottom(&kin[p.body].x, &kin[p.body].q).y - floor_y < near {
+                on[p.body] = true;
+            }
+        }
+    }
+    for b in (0..model.num_bodies()).rev() {
+        if on[b]
+            && let Some(p) = model.bodies[b].parent
+        {
+            on[p] = true;
+        }
+    }
+    on
+}
+
 /// Smooth step: 1 at or below `limit`, 0 at or above `limit + band`.
 fn fade(value: f64, limit: f64, band: f64) -> f64 {
     if band <= 0.0 {
