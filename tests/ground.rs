@@ -152,7 +152,7 @@ fn a_standing_walk_follows_the_mocap_with_its_weight_on_planted_feet() {
     let mut sim = Simulation::new(&c, standing()).expect("standing walk");
     sim.run().expect("runs");
     let rec = &sim.record;
-    // measured: 0.0021° RMS, 0.009° max, root within 7 µm, feet within 0.01 mm of their
+    // measured: 0.0018° RMS, 0.007° max, root within 7 µm, feet within 0.01 mm of their
     // reference, 0.0007 mm below the floor
     let rms = rms(&sim);
     let root = rec.root_offset_m.iter().copied().fold(0.0, f64::max);
@@ -231,17 +231,16 @@ fn every_shared_clip_stands_on_the_floor_unperturbed() {
             slip * 1e3,
             split.residual_force_rms_pct_bw
         );
-        // measured on the 20 clips: penetration ≤ 0.97 mm
-        assert!(pen < 2e-3, "{name}: penetration {pen} m");
-        if name.contains("dance_short") || name.contains("arena") {
-            // a partner dance (the partner's hands are real external forces: 88 % BW
-            // residual) and the Bandai dance's spins on one toe: reported, not yet held
-            continue;
-        }
-        // measured: 0.0013–0.11° RMS (14 clips within 0.03°; two CMU walks, the pymo
-        // walk and the Mixamo clip 0.07–0.11°), slip ≤ 13 mm
-        assert!(rms < 0.15, "{name}: RMS {rms}°");
-        assert!(slip < 0.02, "{name}: slip {slip} m");
+        // measured on the 20 clips: 0.0002–0.022° RMS (14 within 0.005°), penetration
+        // ≤ 0.01 mm, slip ≤ 3 mm but for the Bandai dance's spins on one foot (38 mm)
+        assert!(rms < 0.05, "{name}: RMS {rms}°");
+        assert!(pen < 1e-4, "{name}: penetration {pen} m");
+        let slip_limit = if name.contains("dance_short") {
+            0.05
+        } else {
+            0.005
+        };
+        assert!(slip < slip_limit, "{name}: slip {slip} m");
         if name.contains("walk") {
             walks += 1;
             // walks leave 2.5–10 % of body weight to the root (METHOD §12.5: 4–6 %)
