@@ -112,29 +112,39 @@ fn export(c: &mut Criterion) {
 }
 
 /// A clip end to end under physics: the discrete-time feedforward (two solves per step
-/// sharing one factorisation) and the simulation (feedforward + feedback).
+/// sharing one factorisation) and the simulation (feedforward + feedback), with the root
+/// pinned and standing on the floor (spring-held root, `--ground`: the floor contacts'
+/// LCP every step; METHOD §12 asks for ≤ 1.5× the pinned step).
 fn simulation(c: &mut Criterion) {
-    use jostle::sim::{SimOptions, Simulation};
+    use jostle::sim::{RootMode, SimOptions, Simulation, SpringTuning};
     use jostle::{Character, CharacterOptions};
     let ch =
         Character::load(std::path::Path::new(CLIP), &CharacterOptions::default()).expect("loads");
-    let steps = Simulation::new(&ch, SimOptions::default())
-        .expect("feedforward")
-        .num_steps();
+    let standing = SimOptions {
+        root: RootMode::Spring(SpringTuning::default()),
+        ground: true,
+        ..Default::default()
+    };
     let mut g = c.benchmark_group("clip_under_physics");
     g.sample_size(10);
-    g.bench_function(
-        format!("feedforward, cmu_01_01 ({steps} steps of 1/240 s)"),
-        |b| b.iter(|| Simulation::new(black_box(&ch), SimOptions::default()).expect("ff")),
-    );
-    let mut sim = Simulation::new(&ch, SimOptions::default()).expect("feedforward");
-    let start = sim.snapshot();
-    g.bench_function(format!("simulate, cmu_01_01 ({steps} steps)"), |b| {
-        b.iter(|| {
-            sim.restore(&start);
-            sim.run().expect("runs")
-        })
-    });
+    for (label, opts) in [("pinned", SimOptions::default()), ("standing", standing)] {
+        let steps = Simulation::new(&ch, opts).expect("feedforward").num_steps();
+        g.bench_function(
+            format!("feedforward {label}, cmu_01_01 ({steps} steps of 1/240 s)"),
+            |b| b.iter(|| Simulation::new(black_box(&ch), opts).expect("ff")),
+        );
+        let mut sim = Simulation::new(&ch, opts).expect("feedforward");
+        let start = sim.snapshot();
+        g.bench_function(
+            format!("simulate {label}, cmu_01_01 ({steps} steps)"),
+            |b| {
+                b.iter(|| {
+                    sim.restore(&start);
+                    sim.run().expect("runs")
+                })
+            },
+        );
+    }
     g.finish();
 }
 
