@@ -162,10 +162,10 @@ fn check(out: &std::path::Path) -> anyhow::Result<()> {
         );
     }
     println!(
-        "ok: {} clips, {} files ({:.1} MB) match their job.json in {}",
+        "ok: {} clips, {} files ({}) match their job.json in {}",
         r.clips,
         r.files,
-        r.bytes as f64 / 1e6,
+        jostle::batch::space::human_bytes(r.bytes),
         out.display()
     );
     Ok(())

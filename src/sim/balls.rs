@@ -615,6 +615,7 @@ fn solve_and_apply(
     let mut char_resp: Vec<Option<ImpulseResponse>> = Vec::with_capacity(nr);
     let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
     let mut delassus = DMatrix::zeros(nr, nr);
+    let zero_c = vec![Vector6::zeros(); n];
     for k in 0..nr {
         let (c, dir) = dirs[k];
         let r = &rows[c];
@@ -664,7 +665,6 @@ fn solve_and_apply(
             }
             Some((du, root))
         };
-        let zero_c = vec![Vector6::zeros(); n];
         let uc: &[Vector6<f64>] = cresp.as_ref().map_or(&zero_c, |x| &x.0);
         for row in 0..nr {
             delassus[(row, k)] = row_velocity(row, uc, &bresp);

@@ -15,8 +15,8 @@
 use crate::dynamics::state::State;
 use crate::motion::kinematics::BodyKinematics;
 use crate::sim::balls::FloorRow;
-use crate::sim::support::{ContactPoint, FLOOR_FRICTION, SupportContact, contact_points};
-use crate::skeleton::{Capsule, Model};
+use crate::sim::support::{FLOOR_FRICTION, FloorPoints, SupportContact};
+use crate::skeleton::Model;
 use nalgebra::{Vector3, Vector6};
 
 /// Slack below a point's own reference height before its floor contact engages, m.
@@ -27,8 +27,7 @@ const DETECTION_M: f64 = 0.01;
 /// Floor contacts of one character.
 #[derive(Clone, Debug)]
 pub struct Ground {
-    points: Vec<ContactPoint>,
-    capsules: Vec<Vec<Capsule>>,
+    points: FloorPoints,
     /// Floor height, m.
     pub floor_y: f64,
     friction: f64,
@@ -39,11 +38,10 @@ pub struct Ground {
 impl Ground {
     /// Floor contacts of `model` on a floor at `floor_y` m.
     pub fn new(model: &Model, floor_y: f64) -> Self {
-        let points = contact_points(model);
+        let points = FloorPoints::new(model);
         Ground {
-            supported: vec![None; points.len()],
+            supported: vec![None; points.points().len()],
             points,
-            capsules: model.bodies.iter().map(|b| b.capsules.clone()).collect(),
             floor_y,
             friction: FLOOR_FRICTION,
             rows: vec![],
@@ -68,9 +66,9 @@ impl Ground {
                 *x = Some(i);
             }
         }
-        for (i, p) in self.points.iter().enumerate() {
+        for (i, p) in self.points.points().iter().enumerate() {
             let body = &state.bodies[p.body];
-            if !p.on_surface(&self.capsules[p.body], &body.q) {
+            if !self.points.on_surface(i, &body.q) {
                 continue;
             }
             let point = p.bottom(&body.x, &body.q);
@@ -109,14 +107,14 @@ impl Ground {
         offsets: &mut Vec<(usize, [f64; 2])>,
     ) -> f64 {
         let mut deepest: f64 = 0.0;
-        for p in &self.points {
+        for p in self.points.points() {
             let (s, r) = (&state.bodies[p.body], &reference[p.body]);
             let (ps, pr) = (p.bottom(&s.x, &s.q), p.bottom(&r.x, &r.q));
             deepest = deepest.max(self.floor_y.min(pr.y) - ps.y);
         }
         offsets.clear();
         for c in support {
-            let p = &self.points[c.point];
+            let p = &self.points.points()[c.point];
             let (s, r) = (&state.bodies[p.body], &reference[p.body]);
             let d = p.bottom(&s.x, &s.q) - p.bottom(&r.x, &r.q);
             offsets.push((c.point, [d.x, d.z]));

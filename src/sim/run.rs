@@ -30,7 +30,7 @@ use crate::sim::balls::{
 };
 use crate::sim::ground::{Ground, foot_slip};
 use crate::sim::root::{RootMode, SpringScale};
-use crate::sim::support::{FloorSplit, SupportContact, SupportSplit};
+use crate::sim::support::{ClipFloor, FloorSplit, SupportContact, SupportSplit};
 use crate::sim::{BallTrack, BodyPose, Trajectory};
 use nalgebra::{UnitQuaternion, Vector3, Vector6};
 
@@ -300,29 +300,29 @@ impl<'c> Simulation<'c> {
         // The feedforward is the discrete inverse dynamics of the figure held as it will be
         // run (pinned, or spring-held and standing on the floor): computed through the
         // same step, so an unperturbed run reproduces it.
-        let mut sim = Self::bare(character, opts, None)?;
-        let floor = sim.floor_height();
-        sim.set_floor(floor);
+        let floor = {
+            let (c, mut scratch) = (character, ReferenceScratch::default());
+            ClipFloor::of(
+                &c.model,
+                |t, kin| c.reference.sample(&c.model, t, &mut scratch, kin),
+                c.reference.duration,
+            )
+        };
+        let mut sim = Self::bare(character, opts, None, &floor)?;
         let ff = sim.compute_feedforward()?;
-        let mut sim = Self::bare(character, opts, Some(ff))?;
-        sim.set_floor(floor);
+        let mut sim = Self::bare(character, opts, Some(ff), &floor)?;
         sim.reset();
         Ok(sim)
     }
 
-    /// The floor at `y` m: balls bounce on it and, with a spring-held root, the character
-    /// stands on it.
-    fn set_floor(&mut self, y: f64) {
-        self.contact.ground_y = Some(y);
-        if self.opts.ground && matches!(self.opts.root, RootMode::Spring(_)) {
-            self.ground = Some(Ground::new(&self.character.model, y));
-        }
-    }
-
+    /// A simulation on `floor` (balls bounce on it and, with a spring-held root and
+    /// `ground`, the character stands on it) with the feedforward `ff`, or with only the
+    /// stiffness schedule when `ff` is `None` (for computing the feedforward).
     fn bare(
         character: &'c Character,
         opts: SimOptions,
         ff: Option<Feedforward>,
+        floor: &ClipFloor,
     ) -> Result<Self, SimError> {
         let model = &character.model;
         let step_opts = StepOptions {
@@ -348,21 +348,8 @@ impl<'c> Simulation<'c> {
                     // gravity, or the smallest push grows (a 10 g ball tipped the demo
                     // walk's feet by 57°).
                     let held = crate::dynamics::control::supported_gravity_stiffness(model, &kin0);
-                    let c = character;
-                    let mut scratch = ReferenceScratch::default();
-                    let mut sample = |t: f64, kin: &mut [BodyKinematics]| {
-                        c.reference.sample(model, t, &mut scratch, kin)
-                    };
-                    let floor =
-                        crate::sim::support::floor_height(model, &mut sample, c.reference.duration);
-                    let chain = crate::sim::support::standing_chain(
-                        model,
-                        &mut sample,
-                        c.reference.duration,
-                        floor,
-                    );
                     for (b, g) in grav.iter_mut().enumerate() {
-                        if chain[b] {
+                        if floor.standing[b] {
                             *g = g.max(held[b]);
                         }
                     }
@@ -423,22 +410,17 @@ impl<'c> Simulation<'c> {
             feedforward_wrench: vec![(Vector3::zeros(), Vector3::zeros()); n],
             offsets: model.dof_offsets(),
             spring_scale,
-            ground: None,
+            ground: (opts.ground && matches!(opts.root, RootMode::Spring(_)))
+                .then(|| Ground::new(model, floor.height)),
         };
+        sim.contact.ground_y = Some(floor.height);
         sim.reset();
         Ok(sim)
     }
 
-    /// The clip's floor (METHOD §12.1): the 5th percentile of each reference sample's
-    /// lowest capsule point, m.
+    /// The clip's floor (METHOD §12.1, [`ClipFloor`]), m.
     pub fn floor_height(&self) -> f64 {
-        let c = self.character;
-        let mut scratch = ReferenceScratch::default();
-        crate::sim::support::floor_height(
-            &c.model,
-            |t, kin| c.reference.sample(&c.model, t, &mut scratch, kin),
-            c.reference.duration,
-        )
+        self.contact.ground_y.unwrap_or(0.0)
     }
 
     /// Add a ball to the run (before or during it).

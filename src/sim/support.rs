@@ -117,66 +117,94 @@ pub fn contact_points(model: &Model) -> Vec<ContactPoint> {
     out
 }
 
-/// The floor of a clip (METHOD §12.1): the 5th percentile, over samples every 20 ms, of
-/// each sample's lowest capsule point, m. Not the global minimum, which on real clips is one
-/// stray frame up to 7 cm below the rest. 0 for a clip with no capsules.
-pub fn floor_height(
-    model: &Model,
-    mut sample: impl FnMut(f64, &mut [BodyKinematics]),
-    duration: f64,
-) -> f64 {
-    let points = contact_points(model);
-    let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
-    let samples = (duration / 0.02).ceil().max(0.0) as usize;
-    let mut lowest: Vec<f64> = Vec::with_capacity(samples + 1);
-    for k in 0..=samples {
-        sample((k as f64 * 0.02).min(duration), &mut kin);
-        let low = points
-            .iter()
-            .map(|p| p.bottom(&kin[p.body].x, &kin[p.body].q).y)
-            .fold(f64::INFINITY, f64::min);
-        if low.is_finite() {
-            lowest.push(low);
-        }
-    }
-    if lowest.is_empty() {
-        return 0.0;
-    }
-    lowest.sort_by(f64::total_cmp);
-    lowest[(0.05 * (lowest.len() - 1) as f64).round() as usize]
+/// Every capsule end of a model ([`contact_points`]) with the shapes that decide whether its
+/// bottom lies on the body's surface ([`ContactPoint::on_surface`]).
+#[derive(Clone, Debug)]
+pub struct FloorPoints {
+    points: Vec<ContactPoint>,
+    capsules: Vec<Vec<Capsule>>,
 }
 
-/// Which bodies can stand on the floor in a clip: those with a capsule end within the
-/// support height of the floor ([`SupportOptions::near_floor_m`]) at some sample every
-/// 20 ms, and every body on the way from them up to the root (their joints carry the
-/// figure while they stand).
-pub fn standing_chain(
-    model: &Model,
-    mut sample: impl FnMut(f64, &mut [BodyKinematics]),
-    duration: f64,
-    floor_y: f64,
-) -> Vec<bool> {
-    let points = contact_points(model);
-    let near = SupportOptions::default().near_floor_m;
-    let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
-    let mut on = vec![false; model.num_bodies()];
-    let samples = (duration / 0.02).ceil().max(0.0) as usize;
-    for k in 0..=samples {
-        sample((k as f64 * 0.02).min(duration), &mut kin);
-        for p in &points {
-            if p.bottom(&kin[p.body].x, &kin[p.body].q).y - floor_y < near {
-                on[p.body] = true;
+impl FloorPoints {
+    /// The floor points of `model`.
+    pub fn new(model: &Model) -> Self {
+        FloorPoints {
+            points: contact_points(model),
+            capsules: model.bodies.iter().map(|b| b.capsules.clone()).collect(),
+        }
+    }
+
+    /// The points, in body order.
+    pub fn points(&self) -> &[ContactPoint] {
+        &self.points
+    }
+
+    /// Whether point `i`'s bottom is on its body's surface with the body at orientation `q`.
+    pub fn on_surface(&self, i: usize, q: &UnitQuaternion<f64>) -> bool {
+        let p = &self.points[i];
+        p.on_surface(&self.capsules[p.body], q)
+    }
+}
+
+/// A clip's floor and the bodies that stand on it (METHOD §12.1), from one pass over its
+/// reference every 20 ms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClipFloor {
+    /// The 5th percentile of each sample's lowest capsule point, m. Not the global minimum,
+    /// which on real clips is one stray frame up to 7 cm below the rest. 0 for a clip with
+    /// no capsules.
+    pub height: f64,
+    /// Per body: whether it stands on the floor at some sample (a capsule end within the
+    /// support height of the floor, [`SupportOptions::near_floor_m`]), or lies on the way
+    /// from such a body up to the root (its joint carries the figure while it stands).
+    pub standing: Vec<bool>,
+}
+
+impl ClipFloor {
+    /// The floor of a reference that `sample(t, kin)` poses at time t (s), `duration` s long.
+    pub fn of(
+        model: &Model,
+        mut sample: impl FnMut(f64, &mut [BodyKinematics]),
+        duration: f64,
+    ) -> Self {
+        let n = model.num_bodies();
+        let points = contact_points(model);
+        let mut kin = vec![BodyKinematics::default(); n];
+        let samples = (duration / 0.02).ceil().max(0.0) as usize;
+        // per sample, per body: its lowest capsule end's bottom
+        let mut lowest_of_body: Vec<Vec<f64>> = Vec::with_capacity(samples + 1);
+        for k in 0..=samples {
+            sample((k as f64 * 0.02).min(duration), &mut kin);
+            let mut low = vec![f64::INFINITY; n];
+            for p in &points {
+                let y = p.bottom(&kin[p.body].x, &kin[p.body].q).y;
+                low[p.body] = low[p.body].min(y);
+            }
+            lowest_of_body.push(low);
+        }
+        let mut lowest: Vec<f64> = lowest_of_body
+            .iter()
+            .map(|low| low.iter().copied().fold(f64::INFINITY, f64::min))
+            .filter(|y| y.is_finite())
+            .collect();
+        lowest.sort_by(f64::total_cmp);
+        let height = match lowest.len() {
+            0 => 0.0,
+            len => lowest[(0.05 * (len - 1) as f64).round() as usize],
+        };
+        let near = SupportOptions::default().near_floor_m;
+        let mut standing: Vec<bool> = (0..n)
+            .map(|b| lowest_of_body.iter().any(|low| low[b] - height < near))
+            .collect();
+        for b in (0..n).rev() {
+            if standing[b]
+                && let Some(p) = model.bodies[b].parent
+            {
+                standing[p] = true;
             }
         }
+        ClipFloor { height, standing }
     }
-    for b in (0..model.num_bodies()).rev() {
-        if on[b]
-            && let Some(p) = model.bodies[b].parent
-        {
-            on[p] = true;
-        }
-    }
-    on
 }
 
 /// Smooth step: 1 at or below `limit`, 0 at or above `limit + band`.
@@ -320,8 +348,7 @@ pub struct SupportSplit {
 /// The split of the root's support over a run of the discrete-time inverse dynamics: the
 /// support points and floor impulses of each step, and the RMS of what the root keeps.
 pub struct FloorSplit {
-    points: Vec<ContactPoint>,
-    capsules: Vec<Vec<Capsule>>,
+    points: FloorPoints,
     floor_y: f64,
     h: f64,
     weight: f64,
@@ -342,8 +369,7 @@ impl FloorSplit {
     /// A split for `model` over steps of `h` s on a floor at `floor_y` m.
     pub fn new(model: &Model, floor_y: f64, h: f64) -> Self {
         FloorSplit {
-            points: contact_points(model),
-            capsules: model.bodies.iter().map(|b| b.capsules.clone()).collect(),
+            points: FloorPoints::new(model),
             floor_y,
             h,
             weight: model.total_mass() * model.gravity.norm(),
@@ -370,7 +396,7 @@ impl FloorSplit {
         root_impulse: &Vector6<f64>,
     ) -> Result<Vec<SupportContact>, LcpError> {
         self.bottoms.clear();
-        for p in &self.points {
+        for p in self.points.points() {
             let (x, q) = &start[p.body];
             self.bottoms.push(p.bottom(x, q));
         }
@@ -383,12 +409,13 @@ impl FloorSplit {
             &self.opts,
             &mut self.weights,
         );
-        for (w, p) in self.weights.iter_mut().zip(&self.points) {
-            if *w > 0.0 && !p.on_surface(&self.capsules[p.body], &start[p.body].1) {
+        for (i, w) in self.weights.iter_mut().enumerate() {
+            let body = self.points.points()[i].body;
+            if *w > 0.0 && !self.points.on_surface(i, &start[body].1) {
                 *w = 0.0;
             }
         }
-        let chosen: Vec<usize> = (0..self.points.len())
+        let chosen: Vec<usize> = (0..self.points.points().len())
             .filter(|&i| self.weights[i] > 0.0)
             .collect();
         let pts: Vec<(Vector3<f64>, f64)> = chosen
@@ -406,7 +433,7 @@ impl FloorSplit {
             if j.norm() == 0.0 {
                 continue;
             }
-            let p = &self.points[i];
+            let p = &self.points.points()[i];
             let (x, _) = &start[p.body];
             let pos = self.bottoms[i];
             let f = j / self.h;
