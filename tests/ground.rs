@@ -234,6 +234,8 @@ fn every_shared_clip_stands_on_the_floor_unperturbed() {
         // measured on the 20 clips: 0.0002–0.022° RMS (14 within 0.005°), penetration
         // ≤ 0.01 mm, slip ≤ 3 mm but for the Bandai dance's spins on one foot (38 mm)
         assert!(rms < 0.05, "{name}: RMS {rms}°");
+        // METHOD §12.4: an unperturbed run never lets go
+        assert_eq!(sim.fall_time(), None, "{name}: fell unperturbed");
         assert!(pen < 1e-4, "{name}: penetration {pen} m");
         let slip_limit = if name.contains("dance_short") {
             0.05
@@ -286,6 +288,7 @@ fn a_standing_walk_hit_on_the_pelvis_or_chest_sways_and_recovers_on_planted_feet
         assert!(m.foot_slip_mm < 20.0, "{what}: {m:?}");
         assert!(m.max_ground_penetration_mm < 2.0, "{what}: {m:?}");
         assert!(m.recovery_time_s.is_some_and(|t| t < 2.0), "{what}: {m:?}");
+        assert!(!m.fell, "{what}: {m:?}");
     }
     assert!(chest.peak_deviation_deg > 3.0, "{chest:?}");
 }

@@ -151,9 +151,15 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
                 m.contact_fallback_steps
             );
         }
-        match m.recovery_time_s {
-            Some(r) => println!("  back within 2° of the mocap {r:.2} s after the last impact"),
-            None => println!("  not back within 2° of the mocap by the end of the clip"),
+        match (m.fall_time_s, m.recovery_time_s) {
+            (Some(t), _) => println!(
+                "  knocked down: let go of the mocap at {t:.2} s (root moved up to {:.2} m, tilted {:.0}°)",
+                m.root_peak_displacement_m, m.root_peak_tilt_deg
+            ),
+            (None, Some(r)) => {
+                println!("  back within 2° of the mocap {r:.2} s after the last impact")
+            }
+            (None, None) => println!("  not back within 2° of the mocap by the end of the clip"),
         }
         println!(
             "  timing: inverse {inverse_s:.2} s, simulate {simulate_s:.2} s ({:.1} µs/step), export {export_s:.3} s",

@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 use jostle::Character;
 use jostle::dynamics::control::Gains;
 use jostle::dynamics::stabilize::Drift;
+use jostle::sim::balance::FallOptions;
 use jostle::sim::{RootMode, SimOptions, Simulation, SpringTuning};
 use serde_json::json;
 use std::path::PathBuf;
@@ -76,9 +77,16 @@ pub struct SimArgs {
     /// dynamics), every body stays above the floor, and the root spring keeps only the
     /// residual; the joints from the feet up get feedback stiff enough to hold the figure
     /// above them. Unperturbed runs follow the mocap to 0.001–0.1°; a push sways the
-    /// figure on planted feet (no knock-downs yet: issue #13).
+    /// figure on planted feet, and a hit it cannot absorb without a step knocks it down
+    /// (see --no-falls).
     #[arg(long)]
     pub ground: bool,
+    /// Keep the character up whatever hits it. By default, standing (--ground), it lets go
+    /// of the mocap and falls when a hit moves its extrapolated centre of mass more than
+    /// 10 cm from the mocap's, or the root spring pulls with more than half its weight,
+    /// for 50 ms.
+    #[arg(long)]
+    pub no_falls: bool,
 }
 
 impl SimArgs {
@@ -122,6 +130,10 @@ impl SimArgs {
             feedforward: !self.no_feedforward,
             feedback: !self.no_feedback,
             ground: self.ground,
+            falls: FallOptions {
+                allowed: !self.no_falls,
+                ..FallOptions::default()
+            },
             root: match self.root {
                 RootArg::Pinned => RootMode::Pinned,
                 RootArg::Spring => {
@@ -188,6 +200,8 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
         "root_peak_tilt_deg": root_tilt,
         "max_ground_penetration_mm": rec.max_ground_penetration_m() * 1e3,
         "foot_slip_mm": rec.foot_slip_m() * 1e3,
+        "fell": sim.fall_time().is_some(),
+        "fall_time_s": sim.fall_time(),
         "contact_fallback_steps": rec.contacts.iter().filter(|c| c.fallback).count(),
         "feedforward": {"max_landing_error": sim.feedforward.max_landing_error},
         "floor_height_m": split.floor_height_m,

@@ -50,13 +50,15 @@ impl Ground {
 
     /// The floor rows of a step from `state` whose contact-free velocities are `u_free`,
     /// toward the reference at the step's end `reference_next`, with the reference's
-    /// support contacts of the step `support`.
+    /// support contacts of the step `support`. A figure that has `let_go` of its reference
+    /// (METHOD §12.4) meets the plain floor with every point.
     pub fn rows(
         &mut self,
         state: &State,
         u_free: &[Vector6<f64>],
         reference_next: &[BodyKinematics],
         support: &[SupportContact],
+        let_go: bool,
         h: f64,
     ) -> &[FloorRow] {
         self.rows.clear();
@@ -77,6 +79,7 @@ impl Ground {
                 + Vector3::new(u[3], u[4], u[5]).cross(&(point - body.x));
             let (gap, surface_velocity) = match self.supported[i] {
                 Some(j) => (point.y - support[j].position.y, support[j].velocity),
+                None if let_go => (point.y - self.floor_y, Vector3::zeros()),
                 None => {
                     let r = &reference_next[p.body];
                     let own = p.bottom(&r.x, &r.q).y - REFERENCE_SLACK_M;
@@ -98,19 +101,26 @@ impl Ground {
 
     /// After a step: the deepest any capsule end of `state` lies below the floor beyond
     /// where the reference `reference` (same time) puts it, m (≥ 0), and the horizontal
-    /// offset from the reference of each point the reference supported in the step.
+    /// offset from the reference of each point the reference supported in the step. Once
+    /// the figure has `let_go` of its reference, the depth below the floor itself.
     pub fn measure(
         &self,
         state: &State,
         reference: &[BodyKinematics],
         support: &[SupportContact],
+        let_go: bool,
         offsets: &mut Vec<(usize, [f64; 2])>,
     ) -> f64 {
         let mut deepest: f64 = 0.0;
         for p in self.points.points() {
             let (s, r) = (&state.bodies[p.body], &reference[p.body]);
             let (ps, pr) = (p.bottom(&s.x, &s.q), p.bottom(&r.x, &r.q));
-            deepest = deepest.max(self.floor_y.min(pr.y) - ps.y);
+            let surface = if let_go {
+                self.floor_y
+            } else {
+                self.floor_y.min(pr.y)
+            };
+            deepest = deepest.max(surface - ps.y);
         }
         offsets.clear();
         for c in support {

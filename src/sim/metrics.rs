@@ -36,8 +36,17 @@ pub struct PerturbMetrics {
     /// Time of the peak, s.
     pub peak_time_s: f64,
     /// Time from the last ball's first contact with the character until every joint is back
-    /// within 2° of the mocap for the rest of the clip, s; `None` (null) if it never is.
+    /// within 2° of the mocap for the rest of the clip, s; `None` (null) if it never is, or
+    /// if the character fell.
     pub recovery_time_s: Option<f64>,
+    /// Whether a hit knocked the character down (standing runs, METHOD §12.4): it let go
+    /// of the mocap and fell.
+    pub fell: bool,
+    /// When it let go, s; `None` (null) if it did not.
+    pub fall_time_s: Option<f64>,
+    /// Largest change of the extrapolated centre of mass (Hof's ξ = c + ċ/ω₀, horizontal)
+    /// from the mocap's, m: what the balance judgement saw (standing runs; 0 otherwise).
+    pub peak_xcom_change_m: f64,
     /// Largest distance of the root's (pelvis') centre of mass from its mocap path, m
     /// (≈ 0 with a pinned root).
     pub root_peak_displacement_m: f64,
@@ -100,7 +109,8 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
         .iter()
         .filter_map(|b| b.first_contact_s)
         .reduce(f64::max);
-    let recovery_time_s = last_hit.and_then(|th| {
+    let fall_time_s = sim.fall_time();
+    let recovery_time_s = last_hit.filter(|_| fall_time_s.is_none()).and_then(|th| {
         let last_out = rec.max_error_deg.iter().rposition(|x| x.0 > RECOVERED_DEG);
         match last_out {
             None => Some(0.0),
@@ -117,6 +127,9 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
             .map_or(String::new(), |b| b.name.clone()),
         peak_time_s: rec.times.get(k).copied().unwrap_or(0.0),
         recovery_time_s,
+        fell: fall_time_s.is_some(),
+        fall_time_s,
+        peak_xcom_change_m: sim.peak_xcom_change_m(),
         root_peak_displacement_m: rec.root_offset_m.iter().copied().fold(0.0, f64::max),
         root_peak_tilt_deg: rec.root_tilt_deg.iter().copied().fold(0.0, f64::max),
         contact_fallback_steps: rec.contacts.iter().filter(|c| c.fallback).count(),

@@ -2,6 +2,7 @@
 //! recorded trajectory and errors), the drift-figure scenarios of METHOD §10, test models.
 
 pub mod aim;
+pub mod balance;
 pub mod balls;
 pub mod drift;
 pub mod ground;

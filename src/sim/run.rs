@@ -25,6 +25,7 @@ use crate::dynamics::state::{BodyState, State};
 use crate::dynamics::step::{Root, RootTarget, StepError, StepOptions, Stepper};
 use crate::motion::kinematics::{BodyKinematics, JointMotion};
 use crate::motion::reference::{JointTargets, ReferenceScratch};
+use crate::sim::balance::{Balance, FallOptions, extrapolated_com};
 use crate::sim::balls::{
     Ball, ContactOptions, ContactReport, ContactWorkspace, contact_phase_with_floor, launch_balls,
 };
@@ -53,6 +54,9 @@ pub struct SimOptions {
     /// feet carrying the weight the reference implies and every capsule end kept above
     /// the floor; otherwise the root spring carries all of it.
     pub ground: bool,
+    /// Standing on the floor: when a hit puts the character out of balance it falls
+    /// (METHOD §12.4).
+    pub falls: FallOptions,
 }
 
 impl Default for SimOptions {
@@ -65,6 +69,7 @@ impl Default for SimOptions {
             feedback: true,
             root: RootMode::Pinned,
             ground: false,
+            falls: FallOptions::default(),
         }
     }
 }
@@ -187,6 +192,17 @@ pub struct Snapshot {
     pub k: usize,
     /// The balls at that step (flight state and hits so far).
     pub balls: Vec<Ball>,
+    /// The balance watch and, once fallen, the protective pose.
+    balance: Balance,
+    protective: Option<ProtectivePose>,
+}
+
+/// What the PD controller holds once the character has let go (METHOD §12.4): the pose
+/// it was in, at a fraction of the stiffness it had.
+#[derive(Clone, Debug, PartialEq)]
+struct ProtectivePose {
+    targets: Vec<JointMotion>,
+    stiffness: Vec<[f64; 3]>,
 }
 
 /// The simulation of one character.
@@ -220,6 +236,10 @@ pub struct Simulation<'c> {
     spring_scale: SpringScale,
     /// The character's floor contacts (spring-held root only).
     ground: Option<Ground>,
+    /// Watches for a loss of balance (standing runs).
+    balance: Balance,
+    /// Once the character has let go: the pose its joints hold.
+    protective: Option<ProtectivePose>,
 }
 
 /// Add ψ's joint torques (body-relative, N·m) as equal and opposite world torques on each
@@ -289,6 +309,7 @@ impl<'c> Simulation<'c> {
                 opts.step
             )));
         }
+        opts.falls.validate().map_err(SimError::Settings)?;
         if let RootMode::Spring(tuning) = &opts.root {
             tuning.validate().map_err(SimError::Settings)?;
             if opts.drift == Drift::ImprovedImplicit {
@@ -412,6 +433,8 @@ impl<'c> Simulation<'c> {
             spring_scale,
             ground: (opts.ground && matches!(opts.root, RootMode::Spring(_)))
                 .then(|| Ground::new(model, floor.height)),
+            balance: Balance::default(),
+            protective: None,
         };
         sim.contact.ground_y = Some(floor.height);
         sim.reset();
@@ -442,6 +465,8 @@ impl<'c> Simulation<'c> {
         self.state = State::from_kinematics(&self.kin, 0.0);
         self.k = 0;
         self.record = Record::default();
+        self.balance = Balance::default();
+        self.protective = None;
     }
 
     /// The state needed to resume from the current step (see [`Simulation::restore`]).
@@ -450,6 +475,8 @@ impl<'c> Simulation<'c> {
             state: self.state.clone(),
             k: self.k,
             balls: self.balls.clone(),
+            balance: self.balance.clone(),
+            protective: self.protective.clone(),
         }
     }
 
@@ -467,6 +494,8 @@ impl<'c> Simulation<'c> {
             .reference
             .sample(model, t, &mut self.scratch, &mut self.kin);
         self.balls = snapshot.balls.clone();
+        self.balance = snapshot.balance.clone();
+        self.protective = snapshot.protective.clone();
         let r = &mut self.record;
         let k = snapshot.k;
         r.times.truncate(k);
@@ -506,6 +535,14 @@ impl<'c> Simulation<'c> {
             self.k
                 .min(self.feedforward.stiffness.len().saturating_sub(1)),
         );
+        if let Some(p) = &self.protective {
+            // fallen: the joints hold the protective pose and the root is free
+            for b in 1..model.num_bodies() {
+                self.tracking.set_target(b, &p.targets[b]);
+                self.tracking.stiffness[b] = p.stiffness[b];
+            }
+            return Root::Free;
+        }
         for (b, body) in model.bodies.iter().enumerate().skip(1) {
             let jm = JointMotion {
                 q_rel: self.targets.q_rel[b],
@@ -623,12 +660,14 @@ impl<'c> Simulation<'c> {
     ) -> Result<ContactReport, SimError> {
         let model = &self.character.model;
         let h = self.opts.step;
+        let let_go = self.protective.is_some();
         let floor = match &mut self.ground {
             Some(g) => g.rows(
                 &self.state,
                 self.stepper.velocities(),
                 &self.kin,
                 support,
+                let_go,
                 h,
             ),
             None => &[],
@@ -856,26 +895,37 @@ impl<'c> Simulation<'c> {
         let model = &self.character.model;
         let t = self.time();
         let root = self.prepare_step();
-        let psi = if self.opts.feedforward {
-            self.feedforward.psi.get(self.k).cloned()
+        // once fallen, ψ fades out and the root's support (residual, floor split) is gone
+        let fade = self
+            .balance
+            .fell_at
+            .map(|t0| self.opts.falls.feedforward_fade(t - t0));
+        let psi = if self.opts.feedforward && fade != Some(0.0) {
+            self.feedforward.psi.get(self.k).map(|p| match fade {
+                Some(s) => p.iter().map(|x| x * s).collect(),
+                None => p.clone(),
+            })
         } else {
             None
         };
         self.solve_without_feedforward(&root, psi.as_deref(), extra, t)?;
         let root_impulse = match self.opts.root {
-            RootMode::Spring(_) => self.feedforward.root_impulse.get(self.k).copied(),
-            RootMode::Pinned => None,
+            RootMode::Spring(_) if fade.is_none() => {
+                self.feedforward.root_impulse.get(self.k).copied()
+            }
+            _ => None,
         };
         self.add_feedforward(psi.as_deref(), root_impulse.as_ref(), t)?;
         // (taken out and put back: the contact phase borrows the simulation mutably)
-        let support = self
-            .feedforward
-            .support
-            .get_mut(self.k)
-            .map(std::mem::take)
-            .unwrap_or_default();
+        let support = match fade {
+            Some(_) => None,
+            None => self.feedforward.support.get_mut(self.k).map(std::mem::take),
+        }
+        .unwrap_or_default();
         let report = self.floor_contacts(&support, t);
-        if let Some(s) = self.feedforward.support.get_mut(self.k) {
+        if fade.is_none()
+            && let Some(s) = self.feedforward.support.get_mut(self.k)
+        {
             *s = support;
         }
         let report = report?;
@@ -885,7 +935,80 @@ impl<'c> Simulation<'c> {
         self.k += 1;
         self.record_state();
         self.record.contacts.push(report);
+        self.watch_balance();
         Ok(())
+    }
+
+    /// When the character let go of its reference and fell (METHOD §12.4), s.
+    pub fn fall_time(&self) -> Option<f64> {
+        self.balance.fell_at
+    }
+
+    /// Largest change of the extrapolated centre of mass from the reference's so far, m
+    /// (standing runs; 0 otherwise).
+    pub fn peak_xcom_change_m(&self) -> f64 {
+        self.balance.peak_xcom_change_m
+    }
+
+    /// After a step of a standing run: has the hit put the character out of balance? If
+    /// so, let go: the root is freed, ψ fades out and the joints hold a protective pose.
+    fn watch_balance(&mut self) {
+        let (Some(g), RootMode::Spring(tuning)) = (&self.ground, &self.opts.root) else {
+            return;
+        };
+        if self.protective.is_some() {
+            return;
+        }
+        let model = &self.character.model;
+        // self.kin holds the reference at the state's time (see prepare_step)
+        let (s, r) = (&self.state.bodies, &self.kin);
+        let xi = extrapolated_com(model, g.floor_y, |b| (s[b].x, s[b].v));
+        let xi_ref = extrapolated_com(model, g.floor_y, |b| (r[b].x, r[b].v));
+        let spring = self.spring_scale.spring(
+            tuning,
+            RootTarget {
+                x: r[0].x,
+                q: r[0].q,
+                v: r[0].v,
+                w: r[0].w,
+            },
+            Vector6::zeros(),
+        );
+        let pull = spring.k_linear * (r[0].x - s[0].x) + spring.d_linear * (r[0].v - s[0].v);
+        let weight = self.spring_scale.mass * model.gravity.norm().max(1e-9);
+        let t = self.time();
+        if self.balance.observe(
+            &self.opts.falls,
+            t,
+            (xi - xi_ref).norm(),
+            pull.norm() / weight,
+        ) {
+            self.let_go();
+        }
+    }
+
+    /// Let go of the reference: the joints hold the pose they are in, at a fraction of
+    /// their stiffness (METHOD §12.4's protective pose, braced but yielding).
+    fn let_go(&mut self) {
+        let model = &self.character.model;
+        let n = model.num_bodies();
+        let s = &self.state.bodies;
+        let mut targets = vec![
+            JointMotion {
+                q_rel: UnitQuaternion::identity(),
+                w: Vector3::zeros(),
+                dw: Vector3::zeros(),
+            };
+            n
+        ];
+        let mut stiffness = vec![[0.0; 3]; n];
+        let fraction = self.opts.falls.protective_stiffness;
+        for (b, body) in model.bodies.iter().enumerate().skip(1) {
+            let Some(a) = body.parent else { continue };
+            targets[b].q_rel = s[a].q.inverse() * s[b].q;
+            stiffness[b] = self.tracking.stiffness[b].map(|k| k * fraction);
+        }
+        self.protective = Some(ProtectivePose { targets, stiffness });
     }
 
     /// Joint-angle errors vs the reference at the state's time (kinematics in self.kin).
@@ -933,13 +1056,15 @@ impl<'c> Simulation<'c> {
             .balls
             .push(self.balls.iter().map(|b| b.active.then_some(b.x)).collect());
         if let Some(g) = &self.ground {
+            let let_go = self.protective.is_some();
             let support = self
                 .k
                 .checked_sub(1)
+                .filter(|_| !let_go)
                 .and_then(|k| self.feedforward.support.get(k))
                 .map_or(&[][..], |v| v);
             let mut offsets = Vec::with_capacity(support.len());
-            let deepest = g.measure(&self.state, &self.kin, support, &mut offsets);
+            let deepest = g.measure(&self.state, &self.kin, support, let_go, &mut offsets);
             self.record.ground_penetration_m.push(deepest);
             self.record.support_offsets.push(offsets);
         }

@@ -1,0 +1,196 @@
+//! Balance and letting go (METHOD §12.4): when a hit has put the standing character out of
+//! balance, the hand of god lets go and the figure falls under gravity and its contacts.
+//!
+//! A person standing still keeps the extrapolated centre of mass ξ = c + ċ/ω₀ (Hof,
+//! Gazendam & Sinke 2005; ω₀ = √(g/l), l the COM height above the floor) inside the
+//! support region. Walking is controlled falling (ξ leaves the stance foot every step),
+//! so a hit is judged by what it changed: Δξ = ξ − ξ_ref against the reference at the same
+//! time. Ankles and hips absorb |Δξ| up to about half a foot length; beyond it only a
+//! step saves a person, and this controller does not step. So the character lets go when
+//! |Δξ| stays above [`FallOptions::capture_margin_m`], or the root spring pulls harder
+//! than [`FallOptions::spring_force_bw`] body weights, for [`FallOptions::hold_s`].
+
+use crate::skeleton::Model;
+use nalgebra::Vector3;
+
+/// When and how the character falls.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FallOptions {
+    /// Let go when out of balance (`--no-falls` clears it: the hand of god then holds the
+    /// figure up whatever happens).
+    pub allowed: bool,
+    /// Largest recoverable change of the extrapolated COM, m (about half a foot length:
+    /// what ankle and hip strategies absorb without a step).
+    pub capture_margin_m: f64,
+    /// Largest plausible pull of the root spring, in body weights (METHOD §12.4's
+    /// F_max ≈ 0.5 m g: beyond it the hand of god would be visibly holding the figure up).
+    pub spring_force_bw: f64,
+    /// How long either limit must be exceeded before letting go, s (a brief spike while a
+    /// ball is in contact is not a loss of balance).
+    pub hold_s: f64,
+    /// The feedforward fades out over this time after letting go, s (no jump in the
+    /// joint torques).
+    pub fade_s: f64,
+    /// Stiffness of the protective pose, as a fraction of the joints' stiffness when the
+    /// figure lets go: braced but yielding, so it folds onto the floor instead of falling
+    /// like a plank.
+    pub protective_stiffness: f64,
+}
+
+impl Default for FallOptions {
+    fn default() -> Self {
+        FallOptions {
+            allowed: true,
+            capture_margin_m: 0.10,
+            spring_force_bw: 0.5,
+            hold_s: 0.05,
+            fade_s: 0.2,
+            protective_stiffness: 0.3,
+        }
+    }
+}
+
+impl FallOptions {
+    /// Check the numbers (finite and positive; the stiffness fraction in (0, 1]).
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("capture margin (m)", self.capture_margin_m),
+            ("spring force limit (body weights)", self.spring_force_bw),
+            ("fade time (s)", self.fade_s),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("fall {name} must be positive, got {v}"));
+            }
+        }
+        if !(self.hold_s.is_finite() && self.hold_s >= 0.0) {
+            return Err(format!(
+                "fall hold time must be non-negative, got {} s",
+                self.hold_s
+            ));
+        }
+        if !(self.protective_stiffness > 0.0 && self.protective_stiffness <= 1.0) {
+            return Err(format!(
+                "protective stiffness must be in (0, 1], got {}",
+                self.protective_stiffness
+            ));
+        }
+        Ok(())
+    }
+
+    /// The fraction of the feedforward still applied `since` s after letting go.
+    pub fn feedforward_fade(&self, since: f64) -> f64 {
+        (1.0 - since / self.fade_s).clamp(0.0, 1.0)
+    }
+}
+
+/// The horizontal extrapolated centre of mass ξ = c + ċ/ω₀ of bodies with positions and
+/// velocities `body(b) = (x, v)` (m, m/s; world), over a floor at `floor_y` m, under
+/// `gravity` (m/s²). Its vertical component (along gravity) is zero.
+pub fn extrapolated_com(
+    model: &Model,
+    floor_y: f64,
+    body: impl Fn(usize) -> (Vector3<f64>, Vector3<f64>),
+) -> Vector3<f64> {
+    let (mut c, mut cv, mut m) = (Vector3::zeros(), Vector3::zeros(), 0.0);
+    for (b, bd) in model.bodies.iter().enumerate() {
+        let (x, v) = body(b);
+        c += x * bd.mass;
+        cv += v * bd.mass;
+        m += bd.mass;
+    }
+    let (c, cv) = (c / m, cv / m);
+    let g = model.gravity.norm();
+    let up = if g > 0.0 {
+        -model.gravity / g
+    } else {
+        Vector3::y()
+    };
+    // l ≥ 5 cm: a figure lying on the floor has no pendulum to speak of
+    let l = (c.dot(&up) - floor_y).max(0.05);
+    let omega0 = (g.max(1e-9) / l).sqrt();
+    let xi = c + cv / omega0;
+    xi - up * xi.dot(&up)
+}
+
+/// Watches a standing run for a loss of balance.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Balance {
+    /// Since when (s) a limit has been exceeded without a break.
+    over_since: Option<f64>,
+    /// When the character let go, s.
+    pub fell_at: Option<f64>,
+    /// Largest |Δξ| seen, m.
+    pub peak_xcom_change_m: f64,
+}
+
+impl Balance {
+    /// Observe the state at time `t` (s): its change of extrapolated COM from the
+    /// reference's `xcom_change_m` (m) and the root spring's pull `spring_force_bw` (body
+    /// weights). True when the character has just lost its balance.
+    pub fn observe(
+        &mut self,
+        opts: &FallOptions,
+        t: f64,
+        xcom_change_m: f64,
+        spring_force_bw: f64,
+    ) -> bool {
+        self.peak_xcom_change_m = self.peak_xcom_change_m.max(xcom_change_m);
+        if self.fell_at.is_some() {
+            return false;
+        }
+        let over = xcom_change_m > opts.capture_margin_m || spring_force_bw > opts.spring_force_bw;
+        if !over {
+            self.over_since = None;
+            return false;
+        }
+        let since = *self.over_since.get_or_insert(t);
+        if opts.allowed && t - since >= opts.hold_s - 1e-12 {
+            self.fell_at = Some(t);
+            return true;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_limit_must_hold_before_letting_go_and_a_break_restarts_the_clock() {
+        let opts = FallOptions::default();
+        let mut b = Balance::default();
+        assert!(!b.observe(&opts, 0.00, 0.2, 0.0));
+        assert!(!b.observe(&opts, 0.03, 0.2, 0.0));
+        // back inside: the clock restarts
+        assert!(!b.observe(&opts, 0.04, 0.05, 0.1));
+        assert!(!b.observe(&opts, 0.05, 0.0, 0.9));
+        assert!(!b.observe(&opts, 0.09, 0.0, 0.9));
+        assert!(b.observe(&opts, 0.10, 0.0, 0.9));
+        assert_eq!(b.fell_at, Some(0.10));
+        // once fallen, never again
+        assert!(!b.observe(&opts, 0.2, 1.0, 1.0));
+        assert!((b.peak_xcom_change_m - 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn with_falls_off_the_character_never_lets_go() {
+        let opts = FallOptions {
+            allowed: false,
+            ..Default::default()
+        };
+        let mut b = Balance::default();
+        for i in 0..100 {
+            assert!(!b.observe(&opts, i as f64 * 0.01, 1.0, 2.0));
+        }
+        assert_eq!(b.fell_at, None);
+    }
+
+    #[test]
+    fn fade_runs_from_one_to_zero() {
+        let opts = FallOptions::default();
+        assert_eq!(opts.feedforward_fade(0.0), 1.0);
+        assert!((opts.feedforward_fade(0.1) - 0.5).abs() < 1e-12);
+        assert_eq!(opts.feedforward_fade(0.5), 0.0);
+    }
+}
