@@ -133,8 +133,12 @@ fn check_momentum(c: &Character, spec: &str) {
         if r.contacts == 0 {
             continue;
         }
-        // ball + character + root ("hand of god") + ground: nothing is created or lost
-        let residual = r.ball_momentum + r.character_momentum - r.root_impulse - r.ground_impulse;
+        // ball + character + root ("hand of god") + ground under the ball and under the
+        // character: nothing is created or lost
+        let residual = r.ball_momentum + r.character_momentum
+            - r.root_impulse
+            - r.ground_impulse
+            - r.floor_impulse;
         let scale = r.ball_momentum.norm().max(1e-6);
         assert!(
             residual.norm() < 1e-9 * scale.max(1.0),

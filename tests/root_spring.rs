@@ -142,9 +142,11 @@ fn walk() -> Character {
     .unwrap()
 }
 
+/// The spring alone, carrying the whole figure (no floor).
 fn spring_opts() -> SimOptions {
     SimOptions {
         root: RootMode::Spring(SpringTuning::default()),
+        ground: false,
         ..Default::default()
     }
 }
@@ -181,7 +183,10 @@ fn a_pelvis_hit_moves_a_spring_held_root_and_it_returns() {
         .unwrap();
         out.pop().unwrap().metrics
     };
-    let pinned = run(SimOptions::default());
+    let pinned = run(SimOptions {
+        root: RootMode::Pinned,
+        ..Default::default()
+    });
     let sprung = run(spring_opts());
     for m in [&pinned, &sprung] {
         assert_eq!(m.balls[0].body.as_deref(), Some("Hips"), "{m:?}");

@@ -50,9 +50,11 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// go around obstructing bodies, metrics name the body aimed at and the root's peak
 /// displacement; stature from the whole
 /// bone chain, masses and inertia from de Leva's tables; r4: the floor balls bounce on is
-/// the 5th percentile of the reference's lowest points, METHOD §12.1). `--mass` and
+/// the 5th percentile of the reference's lowest points, METHOD §12.1; r5: the character
+/// stands on the floor by default, root spring-held, and can be knocked down, METHOD
+/// §12.2–12.4). `--mass` and
 /// `--height` reach the fingerprint through [`BatchOptions::load`].
-pub const OUTPUT_REVISION: u32 = 4;
+pub const OUTPUT_REVISION: u32 = 5;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]

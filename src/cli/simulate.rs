@@ -65,23 +65,26 @@ pub struct SimArgs {
     /// Run without the feedforward torques (feedback only).
     #[arg(long)]
     pub no_feedforward: bool,
-    /// How the root (pelvis) is held: `pinned` to its mocap path, or by a `spring`.
-    #[arg(long, value_enum, default_value_t = RootArg::Pinned)]
+    /// How the root (pelvis) is held: by a `spring` toward its mocap path (a push moves the
+    /// whole figure; standing on the floor unless --no-ground), or `pinned` to it (the
+    /// thesis: trunk and pelvis hits barely show, nobody falls).
+    #[arg(long, value_enum, default_value_t = RootArg::Spring)]
     pub root: RootArg,
     /// Natural frequency of the root spring's translation, Hz (stiffness = mass × ω²,
     /// critically damped); rotation uses twice this frequency with the figure's inertia.
     #[arg(long, default_value_t = SpringTuning::default().linear_hz)]
     pub root_hz: f64,
-    /// With --root spring: the character stands on the floor. The feet carry the weight
-    /// the mocap implies (floor forces split from the root's support by the inverse
-    /// dynamics), every body stays above the floor, and the root spring keeps only the
-    /// residual; the joints from the feet up get feedback stiff enough to hold the figure
-    /// above them. Unperturbed runs follow the mocap to 0.001–0.1°; a push sways the
-    /// figure on planted feet, and a hit it cannot absorb without a step knocks it down
-    /// (see --no-falls).
+    /// With --root spring, the character stands on the floor by default: the feet carry
+    /// the weight the mocap implies (floor forces split from the root's support by the
+    /// inverse dynamics), every body stays above the floor, and the root spring keeps only
+    /// the residual; the joints from the feet up get feedback stiff enough to hold the
+    /// figure above them. Unperturbed runs follow the mocap to 0.0002–0.03° RMS; a push
+    /// sways the figure on planted feet, and a hit it cannot absorb without a step knocks
+    /// it down (see --no-falls). --no-ground leaves the floor out: the root spring then
+    /// carries the whole weight and the figure sways in the air.
     #[arg(long)]
-    pub ground: bool,
-    /// Keep the character up whatever hits it. By default, standing (--ground), it lets go
+    pub no_ground: bool,
+    /// Keep the character up whatever hits it. By default, standing on the floor, it lets go
     /// of the mocap and falls when a hit moves its extrapolated centre of mass more than
     /// 10 cm from the mocap's, or the root spring pulls with more than half its weight,
     /// for 50 ms.
@@ -109,10 +112,7 @@ impl SimArgs {
                 "{name} must be a non-negative number, got {v}"
             );
         }
-        anyhow::ensure!(
-            !self.ground || self.root == RootArg::Spring,
-            "--ground needs --root spring (a pinned root already carries the figure)"
-        );
+
         Ok(SimOptions {
             step: self.step,
             gains: Gains {
@@ -129,7 +129,7 @@ impl SimArgs {
             },
             feedforward: !self.no_feedforward,
             feedback: !self.no_feedback,
-            ground: self.ground,
+            ground: !self.no_ground && self.root == RootArg::Spring,
             falls: FallOptions {
                 allowed: !self.no_falls,
                 ..FallOptions::default()

@@ -257,6 +257,9 @@ pub struct Stepper {
     next: Vec<BodyState>,
     report: StepReport,
     t: f64,
+    /// The root spring's implicit gain of the last prepared step (h D + h² K: linear,
+    /// angular), zero without a spring.
+    spring_gain: (f64, f64),
 }
 
 fn top(v: &Vector6<f64>) -> Vector3<f64> {
@@ -338,6 +341,7 @@ impl Stepper {
             gyro_n0: vec![Vector3::zeros(); n],
             rhs_lin: vec![Vector6::zeros(); n],
             u_new: vec![Vector6::zeros(); n],
+            spring_gain: (0.0, 0.0),
             u_pos: vec![Vector6::zeros(); n],
             next: vec![BodyState::default(); n],
             report: StepReport::default(),
@@ -398,6 +402,16 @@ impl Stepper {
         let t = state.t;
         self.t = t;
         self.report = StepReport::default();
+        self.spring_gain = match root {
+            Root::Spring(s) => {
+                let h = self.opts.h;
+                (
+                    h * s.d_linear + h * h * s.k_linear,
+                    h * s.d_angular + h * h * s.k_angular,
+                )
+            }
+            _ => (0.0, 0.0),
+        };
         if state.bodies.len() != n || self.kkt.len() != n {
             return Err(StepError::BadInput(format!(
                 "state has {} bodies, workspace {}, model {n}",
@@ -830,6 +844,20 @@ impl Stepper {
         } else {
             Vector6::zeros()
         }
+    }
+
+    /// The impulse a spring-held root's spring adds over the step (world; N·s, then N·m·s)
+    /// when the root's velocity at the step's end changes by `du_root` (m/s, rad/s), as an
+    /// impulse applied within the step does: the spring is implicit, so it reacts at once,
+    /// −(h D + h² K) Δu. Zero for a pinned or free root.
+    pub fn root_spring_reaction(&self, du_root: &Vector6<f64>) -> Vector6<f64> {
+        let (lin, ang) = self.spring_gain;
+        let mut r = -du_root;
+        for k in 0..3 {
+            r[k] *= lin;
+            r[3 + k] *= ang;
+        }
+        r
     }
 
     /// Velocities u⁺ (per body: v, ω) found by the last [`solve`](Self::solve), before the

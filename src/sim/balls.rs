@@ -263,8 +263,9 @@ pub struct ContactReport {
     pub contacts: usize,
     /// Lemke pivots.
     pub pivots: usize,
-    /// Impulse the pinned root received from the contacts (world, N·s): what the
-    /// "hand of god" absorbed.
+    /// Impulse the root's holder received because of the contacts (world, N·s): a pinned
+    /// root's rows, or a spring-held root's implicit spring answering the contacts' change
+    /// of its velocity — what the "hand of god" absorbed.
     pub root_impulse: Vector3<f64>,
     /// Linear momentum change of the character from the contacts, N·s.
     pub character_momentum: Vector3<f64>,
@@ -528,7 +529,11 @@ fn body_responses<'w>(
                 t,
                 message: e.to_string(),
             })?;
-            let root = Vector3::new(rhs.rows[0][0], rhs.rows[0][1], rhs.rows[0][2]);
+            // what holds the root answers too: a pinned root's rows, or the implicit
+            // spring's reaction (so the momentum balance closes with either)
+            let spring = stepper.root_spring_reaction(&rhs.body[0]);
+            let root = Vector3::new(rhs.rows[0][0], rhs.rows[0][1], rhs.rows[0][2])
+                + Vector3::new(spring[0], spring[1], spring[2]);
             out.push((rhs.body.clone(), root));
         }
         ws.responses[b] = Some(out);
@@ -684,22 +689,40 @@ fn solve_and_apply(
         }
     }
     let mu: Vec<f64> = rows.iter().map(|r| r.friction).collect();
-    let solve = |free: &DVector<f64>, mu: &[f64]| -> Result<DVector<f64>, String> {
-        let (m, q) = friction_lcp(layout, &delassus, free, mu).map_err(|e| e.to_string())?;
+    let solve = |delassus: &DMatrix<f64>,
+                 free: &DVector<f64>,
+                 mu: &[f64]|
+     -> Result<DVector<f64>, String> {
+        let (m, q) = friction_lcp(layout, delassus, free, mu).map_err(|e| e.to_string())?;
         let sol = lemke(&m, &q).map_err(|e| e.to_string())?;
         Ok(sol.z)
     };
-    let z = match solve(&free, &mu) {
+    let z = match solve(&delassus, &free, &mu) {
         Ok(z) => z,
         Err(_) => {
             // Fallback (METHOD §9: squeezed balls can make the frictional LCP unsolvable):
-            // no restitution, no friction — reported.
+            // no restitution, no friction — reported. The normal rows alone, the ball rows
+            // with the floor rows' relative compliance too: the matrix is then positive
+            // definite and its LCP always has a solution (the frictional LCP with μ = 0,
+            // tried before, still ended on a secondary ray for a fallen dancer).
             report.fallback = true;
-            let mut f0 = plain;
+            let mut f0 = plain.rows(0, nc).into_owned();
             for (c, r) in rows.iter().enumerate() {
                 f0[c] += r.bias;
             }
-            solve(&f0, &vec![0.0; nc]).map_err(|message| ContactError::Lcp { t, message })?
+            let mut normal = delassus.view((0, 0), (nc, nc)).into_owned();
+            for (c, r) in rows.iter().enumerate() {
+                if r.ball().is_some() {
+                    normal[(c, c)] += FLOOR_COMPLIANCE * normal[(c, c)].abs();
+                }
+            }
+            let sol = lemke(&normal, &f0).map_err(|e| ContactError::Lcp {
+                t,
+                message: e.to_string(),
+            })?;
+            let mut z = DVector::zeros(layout.size());
+            z.rows_mut(0, nc).copy_from(&sol.z);
+            z
         }
     };
     report.contacts = nc;

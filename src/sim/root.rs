@@ -8,14 +8,20 @@ use crate::skeleton::Model;
 use nalgebra::{Matrix3, Vector3, Vector6};
 
 /// How the root is held.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RootMode {
     /// Pinned to the mocap path (hard rows, thesis §5.1.2): hits on the trunk barely show.
-    #[default]
     Pinned,
     /// Held by a 6-DOF spring-damper toward the mocap path, on top of the inverse
     /// dynamics' root wrench (so an unperturbed run still follows the mocap).
     Spring(SpringTuning),
+}
+
+impl Default for RootMode {
+    /// Spring-held (METHOD §12.3): a push moves the whole figure.
+    fn default() -> Self {
+        RootMode::Spring(SpringTuning::default())
+    }
 }
 
 /// Natural frequencies and damping ratio of the root spring: K = m ω², D = 2ζ m ω

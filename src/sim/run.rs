@@ -30,7 +30,7 @@ use crate::sim::balls::{
     Ball, ContactOptions, ContactReport, ContactWorkspace, contact_phase_with_floor, launch_balls,
 };
 use crate::sim::ground::{Ground, foot_slip};
-use crate::sim::root::{RootMode, SpringScale};
+use crate::sim::root::{RootMode, SpringScale, SpringTuning};
 use crate::sim::support::{ClipFloor, FloorSplit, SupportContact, SupportSplit};
 use crate::sim::{BallTrack, BodyPose, Trajectory};
 use nalgebra::{UnitQuaternion, Vector3, Vector6};
@@ -48,11 +48,12 @@ pub struct SimOptions {
     pub feedforward: bool,
     /// Apply the PD feedback γ.
     pub feedback: bool,
-    /// How the root is held (pinned to its mocap path, or by a spring).
+    /// How the root is held: by a spring toward its mocap path (default, METHOD §12.3),
+    /// or pinned to it (the thesis).
     pub root: RootMode,
-    /// With a spring-held root: the character stands on the floor (METHOD §12.2–12.3), its
-    /// feet carrying the weight the reference implies and every capsule end kept above
-    /// the floor; otherwise the root spring carries all of it.
+    /// With a spring-held root: the character stands on the floor (default; METHOD
+    /// §12.2–12.3), its feet carrying the weight the reference implies and every capsule
+    /// end kept above the floor; otherwise the root spring carries all of it.
     pub ground: bool,
     /// Standing on the floor: when a hit puts the character out of balance it falls
     /// (METHOD §12.4).
@@ -67,8 +68,8 @@ impl Default for SimOptions {
             drift: Drift::PostStabilization,
             feedforward: true,
             feedback: true,
-            root: RootMode::Pinned,
-            ground: false,
+            root: RootMode::Spring(SpringTuning::default()),
+            ground: true,
             falls: FallOptions::default(),
         }
     }

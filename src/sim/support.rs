@@ -100,17 +100,26 @@ impl ContactPoint {
     }
 }
 
-/// Every capsule end of every body, in body order.
+/// Every capsule end of every body, in body order, each sphere once: capsules that start at
+/// the same joint with the same radius (a pelvis' bones to the spine and both hips) share
+/// an end, and two copies of one contact make two identical LCP rows, whose friction
+/// problem Lemke's method can fail on (seen on a fallen dancer's pelvis).
 pub fn contact_points(model: &Model) -> Vec<ContactPoint> {
-    let mut out = Vec::new();
+    let mut out: Vec<ContactPoint> = Vec::new();
     for (b, body) in model.bodies.iter().enumerate() {
+        let first = out.len();
         for c in &body.capsules {
             for center in [c.a, c.b] {
-                out.push(ContactPoint {
-                    body: b,
-                    center,
-                    radius: c.radius,
-                });
+                let same = |p: &ContactPoint| {
+                    (p.center - center).norm() <= 1e-9 && (p.radius - c.radius).abs() <= 1e-12
+                };
+                if !out[first..].iter().any(same) {
+                    out.push(ContactPoint {
+                        body: b,
+                        center,
+                        radius: c.radius,
+                    });
+                }
             }
         }
     }
