@@ -5,7 +5,8 @@
 
 use jostle::contact::{
     FrictionLayout, LcpError, LcpSolution, LemkeOptions, contact_row, effective_inverse_mass,
-    friction_lcp, lemke, lemke_with, single_contact_impulse, tangent_directions,
+    friction_lcp, lemke, lemke_with, single_contact_impulse, solve_from_support,
+    tangent_directions,
 };
 use nalgebra::{DMatrix, DVector, Matrix3, UnitQuaternion, Vector3};
 
@@ -706,4 +707,49 @@ fn lexicographic_rule_never_cycles_on_degenerate_integer_lcps() {
         Ok(s) => assert_solves(&m, &q, &s, "index-cycling instance"),
         Err(e) => assert_eq!(e, LcpError::RayTermination),
     }
+}
+
+#[test]
+fn a_guessed_support_gives_lemkes_solution_or_nothing() {
+    // On P-matrix LCPs (one solution): the exact support is accepted at once; a support
+    // with one index wrong is either corrected in a few rounds or refused, never turned
+    // into a wrong answer; a support off by everything is refused or right.
+    let mut rng = Rng(77);
+    let (mut exact, mut corrected, mut refused) = (0, 0, 0);
+    for kind in [Kind::Spd, Kind::DiagDominant, Kind::SpdPlusSkew] {
+        for n in 1..=24 {
+            let m = p_matrix(&mut rng, n, kind);
+            let q = DVector::from_fn(n, |_, _| rng.uniform(-1.0, 1.0));
+            let want = lemke(&m, &q).expect("P-matrix LCPs are solvable");
+            let support: Vec<bool> = want.z.iter().map(|&v| v > 0.0).collect();
+            let got = solve_from_support(&m, &q, &support, &[], 1e-12, 1)
+                .expect("the exact support is accepted");
+            assert_solves(&m, &q, &got, "exact support");
+            assert!((&got.z - &want.z).amax() <= 1e-9 * (1.0 + want.z.amax()));
+            exact += 1;
+            let mut wrong = support.clone();
+            let i = (rng.next() * n as f64) as usize % n;
+            wrong[i] = !wrong[i];
+            for guess in [wrong, support.iter().map(|b| !b).collect()] {
+                match solve_from_support(&m, &q, &guess, &[], 1e-12, 4) {
+                    Some(s) => {
+                        assert_solves(&m, &q, &s, "corrected support");
+                        assert!((&s.z - &want.z).amax() <= 1e-9 * (1.0 + want.z.amax()));
+                        corrected += 1;
+                    }
+                    None => refused += 1,
+                }
+            }
+        }
+    }
+    eprintln!("guessed supports: {exact} exact, {corrected} corrected, {refused} refused");
+    assert!(
+        corrected > 0,
+        "block pivoting corrects some one-index errors"
+    );
+    // dimensions that do not match are refused, not a panic
+    let m = DMatrix::identity(2, 2);
+    let q = DVector::from_vec(vec![-1.0, 1.0]);
+    assert!(solve_from_support(&m, &q, &[true], &[], 1e-12, 2).is_none());
+    assert!(solve_from_support(&m, &q, &[true, false], &[None], 1e-12, 2).is_none());
 }

@@ -59,7 +59,8 @@ fn a_capsule_dropped_on_the_floor_comes_to_rest_touching_it_without_bounce() {
         let s = state.bodies[0];
         let rows: Vec<FloorRow> = [cap.a, cap.b]
             .iter()
-            .map(|e| {
+            .enumerate()
+            .map(|(i, e)| {
                 let point = s.x + s.q * e - Vector3::y() * cap.radius;
                 FloorRow {
                     body: 0,
@@ -67,6 +68,7 @@ fn a_capsule_dropped_on_the_floor_comes_to_rest_touching_it_without_bounce() {
                     gap: point.y,
                     surface_velocity: Vector3::zeros(),
                     friction: 1.0,
+                    id: i,
                 }
             })
             .collect();

@@ -90,6 +90,41 @@ fn block_tree_matches_dense_lu_on_random_trees() {
                 "trial {trial} (n = {n}, pinned {pinned}): rel. error {rel:e}"
             );
         }
+        // A wrench on one body, answered on the ways to the root of it and of another
+        // body only (a contact's Delassus entries): the dense solution there.
+        let pick = |rng: &mut Rng| (rng.uniform(0.0, n as f64) as usize).min(n - 1);
+        let (src, other) = (pick(&mut rng), pick(&mut rng));
+        let mut path = vec![];
+        kkt.path_to_root([src, other], &mut path);
+        let mut rhs = DVector::zeros(6 * n + nr);
+        for k in 0..6 {
+            rhs[6 * src + k] = rng.uniform(-1.0, 1.0);
+        }
+        let want = lu.solve(&rhs).expect("dense solvable");
+        let mut full = KktVector::zeros(n);
+        kkt.unflatten(&rhs, &mut full);
+        let mut x = full.clone();
+        // what lies off the path must be neither read nor written
+        for b in (0..n).filter(|b| !path.contains(b)) {
+            x.body[b] = Vector6::repeat(f64::NAN);
+        }
+        kkt.solve_on_path(&mut x, &path).unwrap();
+        kkt.solve(&mut full).unwrap();
+        let got = kkt.flatten(&full);
+        assert!((&got - &want).amax() / want.amax() < 1e-10, "trial {trial}");
+        for b in 0..n {
+            if path.contains(&b) {
+                assert_eq!(x.body[b], full.body[b], "trial {trial}: body {b}");
+                assert_eq!(x.rows[b], full.rows[b], "trial {trial}: rows of {b}");
+            } else {
+                assert!(x.body[b].iter().all(|v| v.is_nan()), "trial {trial}: {b}");
+            }
+        }
+        for (b, &p) in path.iter().enumerate().skip(1) {
+            assert!(p > path[b - 1], "the path is increasing");
+            let parent = model.bodies[p].parent.expect("only the root has no parent");
+            assert!(path.contains(&parent), "the path is closed under parents");
+        }
         // the dense matrix really is built from the oracle blocks
         let jblock = dense.view(
             (6 * n + if pinned { 6 } else { 0 }, 0),

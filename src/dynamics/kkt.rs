@@ -729,6 +729,63 @@ impl BlockTree {
         Ok(())
     }
 
+    /// Solve in place for a right-hand side that is zero outside `path`, a set of bodies
+    /// closed under taking parents, in increasing order; only the entries on `path` are
+    /// read and written (the rest of `x` is left as it is), and they are the solution's
+    /// there. O(|path|) instead of O(n): a unit wrench on one body, answered at a few
+    /// others (a contact's Delassus entries), touches only their ways to the root, since
+    /// a subtree with a zero right-hand side contributes nothing to the elimination.
+    pub fn solve_on_path(&self, x: &mut KktVector, path: &[usize]) -> Result<(), KktError> {
+        if !self.factored {
+            return Err(KktError::NotFactored);
+        }
+        for &i in path.iter().rev() {
+            let c = self.rows[i];
+            let mut u = x.body[i];
+            let mut lam = x.rows[i];
+            for k in c..6 {
+                lam[k] = 0.0;
+            }
+            self.node_solve(i, &mut u, &mut lam);
+            x.body[i] = u;
+            x.rows[i] = lam;
+            if let Some(p) = self.parent[i] {
+                let mut cy = -(self.j_parent[i].transpose() * lam);
+                if self.nodes[i].coupled {
+                    cy += self.a_pc[i] * u;
+                }
+                x.body[p] -= cy;
+            }
+        }
+        for &i in path {
+            let Some(p) = self.parent[i] else {
+                continue;
+            };
+            let up = x.body[p];
+            let node = &self.nodes[i];
+            x.body[i] -= node.wx * up;
+            x.rows[i] -= node.wl * up;
+        }
+        Ok(())
+    }
+
+    /// The bodies on the ways from `bodies` to the root, each once, in increasing order
+    /// (a `path` for [`solve_on_path`](Self::solve_on_path)), into `out`.
+    pub fn path_to_root(&self, bodies: impl IntoIterator<Item = usize>, out: &mut Vec<usize>) {
+        out.clear();
+        for b in bodies {
+            let mut i = Some(b);
+            while let Some(j) = i {
+                if out.contains(&j) {
+                    break;
+                }
+                out.push(j);
+                i = self.parent[j];
+            }
+        }
+        out.sort_unstable();
+    }
+
     /// out = [A −Jᵀ; J 0] x, with the blocks as given (not the factor). O(n).
     pub fn apply(&self, x: &KktVector, out: &mut KktVector) {
         let n = self.len();

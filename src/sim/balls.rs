@@ -10,7 +10,7 @@ use crate::contact::collide::{
     Plane, Sphere, WorldCapsule, sweep_sphere_capsule, sweep_sphere_plane, sweep_sphere_sphere,
 };
 use crate::contact::impulse::{FrictionLayout, friction_lcp, tangent_directions};
-use crate::contact::lcp::lemke;
+use crate::contact::lcp::{LcpSolution, lemke, solve_from_support};
 use crate::dynamics::kkt::KktVector;
 use crate::dynamics::state::State;
 use crate::dynamics::step::Stepper;
@@ -191,6 +191,9 @@ pub struct FloorRow {
     pub surface_velocity: Vector3<f64>,
     /// Coulomb friction coefficient.
     pub friction: f64,
+    /// Which of the character's contact points this is (stable from step to step: the
+    /// contact LCP matches rows across steps by it to start from the last active set).
+    pub id: usize,
 }
 
 /// The object that receives +dir of a contact row's impulse.
@@ -218,6 +221,9 @@ struct ContactRow {
     surface_velocity: Vector3<f64>,
     restitution: f64,
     friction: f64,
+    /// Tells apart the rows of one pair of objects from step to step: the floor point, or
+    /// the capsule a ball touches.
+    id: usize,
 }
 
 impl ContactRow {
@@ -252,17 +258,80 @@ fn overlap_bias(depth: f64, h: f64) -> f64 {
 pub struct ContactWorkspace {
     rhs: Option<KktVector>,
     /// Per body: its velocity response to a unit wrench along each of the 6 axes (each
-    /// body's 6 twists, then the root rows' impulse), solved once per step when needed.
-    responses: Vec<Option<Vec<ImpulseResponse>>>,
+    /// body's twist), solved once per step when needed, on `path` only.
+    responses: Vec<Option<Vec<Vec<Vector6<f64>>>>>,
+    /// The contacted bodies' ways to the root.
+    path: Vec<usize>,
+    /// The last contact LCP's rows and active set, tried first in the next step.
+    warm_start: Option<WarmStart>,
 }
+
+/// A contact row's unit wrench on each character body it pushes (owner side, other side:
+/// body and (force, torque about its COM)).
+type RowWrenches = [Option<(usize, Vector6<f64>)>; 2];
+
+/// What identifies a contact row from one step to the next.
+type RowKey = (Owner, Touched, usize);
+
+/// The rows of a step's contact LCP and which of its variables were positive: the guess
+/// for the next step's (see [`solve_with_support`]). Part of a run's state, since it
+/// decides the round-off of the next step's impulses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarmStart {
+    rows: Vec<RowKey>,
+    directions: usize,
+    support: Vec<bool>,
+}
+
+impl WarmStart {
+    /// The guessed support of an LCP whose rows are `rows` (in `layout`): each row seen
+    /// last step as it was then, a new row inactive (a new contact mostly opens).
+    fn support_for(&self, rows: &[RowKey], layout: FrictionLayout) -> Vec<bool> {
+        let before = FrictionLayout {
+            contacts: self.rows.len(),
+            directions: self.directions,
+        };
+        let mut out = vec![false; layout.size()];
+        for (c, key) in rows.iter().enumerate() {
+            let Some(p) = self.rows.iter().position(|k| k == key) else {
+                continue;
+            };
+            out[layout.normal(c)] = self.support[before.normal(p)];
+            out[layout.slack(c)] = self.support[before.slack(p)];
+            for k in 0..layout.directions {
+                out[layout.tangent(c, k)] = self.support[before.tangent(p, k)];
+            }
+        }
+        out
+    }
+}
+
+impl ContactWorkspace {
+    /// The active set the next contact phase tries first (`None`: straight to Lemke).
+    pub fn warm_start(&self) -> Option<&WarmStart> {
+        self.warm_start.as_ref()
+    }
+
+    /// Set what the next contact phase tries first (a snapshot's, or `None`).
+    pub fn set_warm_start(&mut self, warm: Option<WarmStart>) {
+        self.warm_start = warm;
+    }
+}
+
+/// Round-off allowed in an accepted warm start, relative to the LCP's scale.
+const WARM_START_TOLERANCE: f64 = 1e-12;
+/// Rounds of active-set changes tried from the last step's support before Lemke.
+const WARM_START_ROUNDS: usize = 4;
 
 /// Outcome of one contact phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ContactReport {
     /// Contacts in the LCP.
     pub contacts: usize,
-    /// Lemke pivots.
+    /// Lemke pivots (or, when `warm_started`, rounds of active-set changes).
     pub pivots: usize,
+    /// The LCP was solved from the previous step's active set, without Lemke.
+    pub warm_started: bool,
     /// Impulse the root's holder received because of the contacts (world, N·s): a pinned
     /// root's rows, or a spring-held root's implicit spring answering the contacts' change
     /// of its velocity — what the "hand of god" absorbed.
@@ -283,9 +352,6 @@ pub struct ContactReport {
     /// squeezed balls). Counted in the metrics, never silent.
     pub fallback: bool,
 }
-
-/// Velocity change of every character body (and the root's multiplier) per unit impulse.
-type ImpulseResponse = (Vec<Vector6<f64>>, Vector3<f64>);
 
 fn velocity_at(u: &Vector6<f64>, x: &Vector3<f64>, p: &Vector3<f64>) -> Vector3<f64> {
     Vector3::new(u[0], u[1], u[2]) + Vector3::new(u[3], u[4], u[5]).cross(&(p - x))
@@ -361,6 +427,7 @@ pub fn contact_phase_with_floor(
             surface_velocity: f.surface_velocity,
             restitution: 0.0,
             friction: f.friction,
+            id: f.id,
         });
         report.floor_contacts += 1;
     }
@@ -419,7 +486,7 @@ fn detect_ball_rows(
 ) -> Vec<ContactRow> {
     let mut rows: Vec<ContactRow> = vec![];
     let ground = opts.ground_y.map(Plane::ground);
-    let row = |ball: usize, other, p, n, toi, depth: f64, restitution, friction| ContactRow {
+    let row = |ball: usize, other, p, n, toi, depth: f64, restitution, friction, id| ContactRow {
         owner: Owner::Ball(ball),
         other,
         p,
@@ -429,6 +496,7 @@ fn detect_ball_rows(
         surface_velocity: Vector3::zeros(),
         restitution,
         friction,
+        id,
     };
     for (i, ball) in balls.iter().enumerate() {
         if !ball.active {
@@ -442,7 +510,7 @@ fn detect_ball_rows(
                 Vector3::new(u_free[b][0], u_free[b][1], u_free[b][2]),
                 Vector3::new(u_free[b][3], u_free[b][4], u_free[b][5]),
             );
-            for cap in &body.capsules {
+            for (id, cap) in body.capsules.iter().enumerate() {
                 let wc = WorldCapsule::from_body(cap, &s.x, &s.q);
                 let (va, vb) = WorldCapsule::endpoint_velocities(cap, &s.q, &v, &w);
                 if let Some(hit) = sweep_sphere_capsule(&sphere, &v_free[i], &wc, &va, &vb, h) {
@@ -455,6 +523,7 @@ fn detect_ball_rows(
                         hit.contact.depth,
                         ball.params.restitution,
                         ball.params.friction,
+                        id,
                     ));
                 }
             }
@@ -471,6 +540,7 @@ fn detect_ball_rows(
                 hit.contact.depth,
                 opts.ground_restitution,
                 opts.ground_friction,
+                0,
             ));
         }
         for (j, other) in balls.iter().enumerate() {
@@ -489,6 +559,7 @@ fn detect_ball_rows(
                     hit.contact.depth,
                     opts.ball_restitution,
                     0.3,
+                    0,
                 ));
             }
         }
@@ -505,14 +576,15 @@ fn detect_ball_rows(
 
 /// The character's velocity response to a unit wrench on body `b` along each of the 6
 /// axes (force x, y, z, torque x, y, z about its COM), solved with the step's
-/// factorisation once per body and step.
+/// factorisation once per body and step, on the bodies of `ws.path` only (elsewhere the
+/// entries are meaningless).
 fn body_responses<'w>(
     stepper: &Stepper,
     ws: &'w mut ContactWorkspace,
     b: usize,
     n: usize,
     t: f64,
-) -> Result<&'w [ImpulseResponse], ContactError> {
+) -> Result<&'w [Vec<Vector6<f64>>], ContactError> {
     if ws.responses.len() != n {
         ws.responses = vec![None; n];
     }
@@ -523,18 +595,19 @@ fn body_responses<'w>(
         }
         let mut out = Vec::with_capacity(6);
         for axis in 0..6 {
-            rhs.fill_zero();
+            for &i in &ws.path {
+                rhs.body[i] = Vector6::zeros();
+                rhs.rows[i] = Vector6::zeros();
+            }
             rhs.body[b][axis] = 1.0;
-            stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
-                t,
-                message: e.to_string(),
-            })?;
-            // what holds the root answers too: a pinned root's rows, or the implicit
-            // spring's reaction (so the momentum balance closes with either)
-            let spring = stepper.root_spring_reaction(&rhs.body[0]);
-            let root = Vector3::new(rhs.rows[0][0], rhs.rows[0][1], rhs.rows[0][2])
-                + Vector3::new(spring[0], spring[1], spring[2]);
-            out.push((rhs.body.clone(), root));
+            stepper
+                .kkt()
+                .solve_on_path(rhs, &ws.path)
+                .map_err(|e| ContactError::Lcp {
+                    t,
+                    message: e.to_string(),
+                })?;
+            out.push(rhs.body.clone());
         }
         ws.responses[b] = Some(out);
     }
@@ -613,69 +686,102 @@ fn solve_and_apply(
         free[c] += r.bias;
     }
     // Impulse responses, one column per row: a unit impulse +dir on the owner at p and
-    // −dir on the other object.
+    // −dir on the other object. The character's answer is needed only at its bodies in the
+    // rows (the Delassus entries): each unit wrench is solved on their ways to the root
+    // alone (O(depth), not O(n)), and the impulses found are applied by one full solve.
+    let mut contacted: Vec<usize> = rows
+        .iter()
+        .flat_map(|r| {
+            let owner = match r.owner {
+                Owner::Body(b) => Some(b),
+                Owner::Ball(_) => None,
+            };
+            let other = match r.other {
+                Touched::Body(b) => Some(b),
+                _ => None,
+            };
+            owner.into_iter().chain(other)
+        })
+        .collect();
+    contacted.sort_unstable();
+    contacted.dedup();
+    stepper
+        .kkt()
+        .path_to_root(contacted.iter().copied(), &mut ws.path);
     for x in ws.responses.iter_mut() {
         *x = None;
     }
-    let mut char_resp: Vec<Option<ImpulseResponse>> = Vec::with_capacity(nr);
+    let mut row_wrenches: Vec<RowWrenches> = Vec::with_capacity(nr);
     let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
     let mut delassus = DMatrix::zeros(nr, nr);
-    let zero_c = vec![Vector6::zeros(); n];
-    for k in 0..nr {
-        let (c, dir) = dirs[k];
+    // the character's velocity response at its contacted bodies (others unused)
+    let mut uc = vec![Vector6::zeros(); n];
+    for &(c, dir) in &dirs {
         let r = &rows[c];
         let mut bresp = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
-        let mut body_wrenches: Vec<(usize, Vector6<f64>)> = Vec::with_capacity(2);
-        let mut push = |side_dir: Vector3<f64>, target: Result<usize, usize>| match target {
-            Ok(i) => {
-                let bx = ball_at(i, r);
-                bresp[i] = (
-                    side_dir / balls[i].params.mass,
-                    (r.p - bx).cross(&side_dir) * balls[i].inv_inertia(),
-                );
-            }
-            Err(b) => {
-                let tq = (r.p - state.bodies[b].x).cross(&side_dir);
-                body_wrenches.push((
-                    b,
-                    Vector6::new(side_dir.x, side_dir.y, side_dir.z, tq.x, tq.y, tq.z),
-                ));
-            }
-        };
+        let mut wrenches: RowWrenches = [None, None];
+        let mut push =
+            |side: usize, side_dir: Vector3<f64>, target: Result<usize, usize>| match target {
+                Ok(i) => {
+                    let bx = ball_at(i, r);
+                    bresp[i] = (
+                        side_dir / balls[i].params.mass,
+                        (r.p - bx).cross(&side_dir) * balls[i].inv_inertia(),
+                    );
+                }
+                Err(b) => {
+                    let tq = (r.p - state.bodies[b].x).cross(&side_dir);
+                    wrenches[side] = Some((
+                        b,
+                        Vector6::new(side_dir.x, side_dir.y, side_dir.z, tq.x, tq.y, tq.z),
+                    ));
+                }
+            };
         match r.owner {
-            Owner::Ball(i) => push(dir, Ok(i)),
-            Owner::Body(b) => push(dir, Err(b)),
+            Owner::Ball(i) => push(0, dir, Ok(i)),
+            Owner::Body(b) => push(0, dir, Err(b)),
         }
         match r.other {
-            Touched::Ball(j) => push(-dir, Ok(j)),
-            Touched::Body(b) => push(-dir, Err(b)),
+            Touched::Ball(j) => push(1, -dir, Ok(j)),
+            Touched::Body(b) => push(1, -dir, Err(b)),
             Touched::Ground => {}
         }
-        let cresp = if body_wrenches.is_empty() {
-            None
-        } else {
-            let mut du = vec![Vector6::zeros(); n];
-            let mut root = Vector3::zeros();
-            for (b, w) in &body_wrenches {
-                let resp = body_responses(stepper, ws, *b, n, t)?;
-                for (axis, (ru, rr)) in resp.iter().enumerate() {
-                    if w[axis] == 0.0 {
-                        continue;
-                    }
-                    for (x, y) in du.iter_mut().zip(ru) {
-                        *x += y * w[axis];
-                    }
-                    root += rr * w[axis];
+        row_wrenches.push(wrenches);
+        ball_resp.push(bresp);
+    }
+    // A row between character bodies and the ground reads the response as its wrench's
+    // power: the relative velocity along dir is Σ_sides w·u (the other side's wrench
+    // carries −dir).
+    let on_balls: Vec<bool> = dirs
+        .iter()
+        .map(|(c, _)| rows[*c].ball().is_some() || matches!(rows[*c].other, Touched::Ball(_)))
+        .collect();
+    for k in 0..nr {
+        for &b in &contacted {
+            uc[b] = Vector6::zeros();
+        }
+        for (b, w) in row_wrenches[k].iter().flatten() {
+            let resp = body_responses(stepper, ws, *b, n, t)?;
+            for (axis, ru) in resp.iter().enumerate() {
+                if w[axis] == 0.0 {
+                    continue;
+                }
+                for &c in &contacted {
+                    uc[c] += ru[c] * w[axis];
                 }
             }
-            Some((du, root))
-        };
-        let uc: &[Vector6<f64>] = cresp.as_ref().map_or(&zero_c, |x| &x.0);
-        for row in 0..nr {
-            delassus[(row, k)] = row_velocity(row, uc, &bresp);
         }
-        char_resp.push(cresp);
-        ball_resp.push(bresp);
+        for row in 0..nr {
+            delassus[(row, k)] = if on_balls[row] {
+                row_velocity(row, &uc, &ball_resp[k])
+            } else {
+                row_wrenches[row]
+                    .iter()
+                    .flatten()
+                    .map(|(b, w)| w.dot(&uc[*b]))
+                    .sum()
+            };
+        }
     }
     // The character's floor rows are redundant (two or three points of one rigid foot,
     // friction couples along the line through them): their LCP has many solutions, and
@@ -689,16 +795,43 @@ fn solve_and_apply(
         }
     }
     let mu: Vec<f64> = rows.iter().map(|r| r.friction).collect();
-    let solve = |delassus: &DMatrix<f64>,
-                 free: &DVector<f64>,
-                 mu: &[f64]|
-     -> Result<DVector<f64>, String> {
-        let (m, q) = friction_lcp(layout, delassus, free, mu).map_err(|e| e.to_string())?;
-        let sol = lemke(&m, &q).map_err(|e| e.to_string())?;
-        Ok(sol.z)
+    // The previous step's active set first (the same rows: planted feet, a resting ball),
+    // then Lemke.
+    let key: Vec<RowKey> = rows.iter().map(|r| (r.owner, r.other, r.id)).collect();
+    let guess = ws
+        .warm_start
+        .take()
+        .filter(|w| w.directions == d)
+        .map(|w| w.support_for(&key, layout));
+    // opposite friction directions (d even: t_k and t_(k+d/2) = −t_k) are never both on
+    let mut partner = vec![None; layout.size()];
+    if d.is_multiple_of(2) {
+        for c in 0..nc {
+            for k in 0..d {
+                partner[layout.tangent(c, k)] = Some(layout.tangent(c, (k + d / 2) % d));
+            }
+        }
+    }
+    let solve = || -> Result<(LcpSolution, bool), String> {
+        let (m, q) = friction_lcp(layout, &delassus, &free, &mu).map_err(|e| e.to_string())?;
+        if let Some(sol) = guess.as_ref().and_then(|g| {
+            solve_from_support(&m, &q, g, &partner, WARM_START_TOLERANCE, WARM_START_ROUNDS)
+        }) {
+            return Ok((sol, true));
+        }
+        Ok((lemke(&m, &q).map_err(|e| e.to_string())?, false))
     };
-    let z = match solve(&delassus, &free, &mu) {
-        Ok(z) => z,
+    let z = match solve() {
+        Ok((sol, warm)) => {
+            report.pivots = sol.pivots;
+            report.warm_started = warm;
+            ws.warm_start = Some(WarmStart {
+                rows: key,
+                directions: d,
+                support: sol.z.iter().map(|&v| v > 0.0).collect(),
+            });
+            sol.z
+        }
         Err(_) => {
             // Fallback (METHOD §9: squeezed balls can make the frictional LCP unsolvable):
             // no restitution, no friction — reported. The normal rows alone, the ball rows
@@ -726,19 +859,22 @@ fn solve_and_apply(
         }
     };
     report.contacts = nc;
-    // Apply.
-    let mut du = vec![Vector6::zeros(); n];
+    // Apply: the impulses on the character's bodies, then one solve for its answer.
+    let rhs = ws.rhs.get_or_insert_with(|| KktVector::zeros(n));
+    if rhs.body.len() != n {
+        *rhs = KktVector::zeros(n);
+    }
+    rhs.fill_zero();
     let mut ball_dv = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
+    let mut pushed = false;
     for k in 0..nr {
         let lam = z[k];
         if lam == 0.0 {
             continue;
         }
-        if let Some((resp, root)) = &char_resp[k] {
-            for b in 0..n {
-                du[b] += resp[b] * lam;
-            }
-            report.root_impulse += root * lam;
+        for (b, w) in row_wrenches[k].iter().flatten() {
+            rhs.body[*b] += w * lam;
+            pushed = true;
         }
         for (i, r) in ball_resp[k].iter().enumerate() {
             ball_dv[i].0 += r.0 * lam;
@@ -771,6 +907,19 @@ fn solve_and_apply(
                 duration: 0.0,
             });
         }
+    }
+    let mut du = vec![Vector6::zeros(); n];
+    if pushed {
+        stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
+            t,
+            message: e.to_string(),
+        })?;
+        du.copy_from_slice(&rhs.body);
+        // what holds the root answers too: a pinned root's rows, or the implicit spring's
+        // reaction (so the momentum balance closes with either)
+        let spring = stepper.root_spring_reaction(&du[0]);
+        report.root_impulse += Vector3::new(rhs.rows[0][0], rhs.rows[0][1], rhs.rows[0][2])
+            + Vector3::new(spring[0], spring[1], spring[2]);
     }
     if !du.iter().all(|x| x.iter().all(|v| v.is_finite())) {
         return Err(ContactError::Lcp {

@@ -93,6 +93,7 @@ impl Ground {
                     gap,
                     surface_velocity,
                     friction: self.friction,
+                    id: i,
                 });
             }
         }

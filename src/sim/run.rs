@@ -27,7 +27,8 @@ use crate::motion::kinematics::{BodyKinematics, JointMotion};
 use crate::motion::reference::{JointTargets, ReferenceScratch};
 use crate::sim::balance::{Balance, FallOptions, extrapolated_com};
 use crate::sim::balls::{
-    Ball, ContactOptions, ContactReport, ContactWorkspace, contact_phase_with_floor, launch_balls,
+    Ball, ContactOptions, ContactReport, ContactWorkspace, WarmStart, contact_phase_with_floor,
+    launch_balls,
 };
 use crate::sim::ground::{Ground, foot_slip};
 use crate::sim::root::{RootMode, SpringScale, SpringTuning};
@@ -196,6 +197,8 @@ pub struct Snapshot {
     /// The balance watch and, once fallen, the protective pose.
     balance: Balance,
     protective: Option<ProtectivePose>,
+    /// The contact LCP's active set the next step tries first.
+    contact_warm_start: Option<WarmStart>,
 }
 
 /// What the PD controller holds once the character has let go (METHOD §12.4): the pose
@@ -468,6 +471,7 @@ impl<'c> Simulation<'c> {
         self.record = Record::default();
         self.balance = Balance::default();
         self.protective = None;
+        self.contact_ws.set_warm_start(None);
     }
 
     /// The state needed to resume from the current step (see [`Simulation::restore`]).
@@ -478,6 +482,7 @@ impl<'c> Simulation<'c> {
             balls: self.balls.clone(),
             balance: self.balance.clone(),
             protective: self.protective.clone(),
+            contact_warm_start: self.contact_ws.warm_start().cloned(),
         }
     }
 
@@ -497,6 +502,8 @@ impl<'c> Simulation<'c> {
         self.balls = snapshot.balls.clone();
         self.balance = snapshot.balance.clone();
         self.protective = snapshot.protective.clone();
+        self.contact_ws
+            .set_warm_start(snapshot.contact_warm_start.clone());
         let r = &mut self.record;
         let k = snapshot.k;
         r.times.truncate(k);
