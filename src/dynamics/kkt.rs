@@ -697,36 +697,44 @@ impl BlockTree {
             return Err(KktError::NotFactored);
         }
         let n = self.len();
-        // forward: y_i = D̂_i⁻¹ r̂_i, r̂_p −= C_i y_i
         for i in (0..n).rev() {
-            let c = self.rows[i];
-            let mut u = x.body[i];
-            let mut lam = x.rows[i];
-            for k in c..6 {
-                lam[k] = 0.0;
-            }
-            self.node_solve(i, &mut u, &mut lam);
-            x.body[i] = u;
-            x.rows[i] = lam;
-            if let Some(p) = self.parent[i] {
-                let mut cy = -(self.j_parent[i].transpose() * lam);
-                if self.nodes[i].coupled {
-                    cy += self.a_pc[i] * u;
-                }
-                x.body[p] -= cy;
-            }
+            self.eliminate(i, x);
         }
-        // back: z_i = y_i − W_i u_p
         for i in 0..n {
-            let Some(p) = self.parent[i] else {
-                continue;
-            };
-            let up = x.body[p];
-            let node = &self.nodes[i];
-            x.body[i] -= node.wx * up;
-            x.rows[i] -= node.wl * up;
+            self.substitute(i, x);
         }
         Ok(())
+    }
+
+    /// Forward step at node i: y_i = D̂_i⁻¹ r̂_i, then r̂_p −= C_i y_i.
+    fn eliminate(&self, i: usize, x: &mut KktVector) {
+        let c = self.rows[i];
+        let mut u = x.body[i];
+        let mut lam = x.rows[i];
+        for k in c..6 {
+            lam[k] = 0.0;
+        }
+        self.node_solve(i, &mut u, &mut lam);
+        x.body[i] = u;
+        x.rows[i] = lam;
+        if let Some(p) = self.parent[i] {
+            let mut cy = -(self.j_parent[i].transpose() * lam);
+            if self.nodes[i].coupled {
+                cy += self.a_pc[i] * u;
+            }
+            x.body[p] -= cy;
+        }
+    }
+
+    /// Back step at node i: z_i = y_i − W_i u_p.
+    fn substitute(&self, i: usize, x: &mut KktVector) {
+        let Some(p) = self.parent[i] else {
+            return;
+        };
+        let up = x.body[p];
+        let node = &self.nodes[i];
+        x.body[i] -= node.wx * up;
+        x.rows[i] -= node.wl * up;
     }
 
     /// Solve in place for a right-hand side that is zero outside `path`, a set of bodies
@@ -740,31 +748,10 @@ impl BlockTree {
             return Err(KktError::NotFactored);
         }
         for &i in path.iter().rev() {
-            let c = self.rows[i];
-            let mut u = x.body[i];
-            let mut lam = x.rows[i];
-            for k in c..6 {
-                lam[k] = 0.0;
-            }
-            self.node_solve(i, &mut u, &mut lam);
-            x.body[i] = u;
-            x.rows[i] = lam;
-            if let Some(p) = self.parent[i] {
-                let mut cy = -(self.j_parent[i].transpose() * lam);
-                if self.nodes[i].coupled {
-                    cy += self.a_pc[i] * u;
-                }
-                x.body[p] -= cy;
-            }
+            self.eliminate(i, x);
         }
         for &i in path {
-            let Some(p) = self.parent[i] else {
-                continue;
-            };
-            let up = x.body[p];
-            let node = &self.nodes[i];
-            x.body[i] -= node.wx * up;
-            x.rows[i] -= node.wl * up;
+            self.substitute(i, x);
         }
         Ok(())
     }
