@@ -12,6 +12,7 @@ use crate::contact::collide::{
 use crate::contact::impulse::{FrictionLayout, friction_lcp, tangent_directions};
 use crate::contact::lcp::lemke;
 use crate::dynamics::kkt::KktVector;
+use crate::dynamics::stabilize::Drift;
 use crate::dynamics::state::State;
 use crate::dynamics::step::Stepper;
 use crate::skeleton::Model;
@@ -613,6 +614,8 @@ fn solve_and_apply(
         *x = None;
     }
     let mut char_resp: Vec<Option<ImpulseResponse>> = Vec::with_capacity(nr);
+    // per row: the unit impulse's wrench on each character body it touches
+    let mut row_wrenches: Vec<Vec<(usize, Vector6<f64>)>> = Vec::with_capacity(nr);
     let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
     let mut delassus = DMatrix::zeros(nr, nr);
     let zero_c = vec![Vector6::zeros(); n];
@@ -671,6 +674,7 @@ fn solve_and_apply(
         }
         char_resp.push(cresp);
         ball_resp.push(bresp);
+        row_wrenches.push(body_wrenches);
     }
     // The character's floor rows are redundant (two or three points of one rigid foot,
     // friction couples along the line through them): their LCP has many solutions, and
@@ -705,6 +709,7 @@ fn solve_and_apply(
     report.contacts = nc;
     // Apply.
     let mut du = vec![Vector6::zeros(); n];
+    let mut impulses = vec![Vector6::zeros(); n];
     let mut ball_dv = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
     for k in 0..nr {
         let lam = z[k];
@@ -716,6 +721,9 @@ fn solve_and_apply(
                 du[b] += resp[b] * lam;
             }
             report.root_impulse += root * lam;
+        }
+        for (b, w) in &row_wrenches[k] {
+            impulses[*b] += w * lam;
         }
         for (i, r) in ball_resp[k].iter().enumerate() {
             ball_dv[i].0 += r.0 * lam;
@@ -761,7 +769,21 @@ fn solve_and_apply(
     for (i, b) in balls.iter().enumerate() {
         report.ball_momentum += ball_dv[i].0 * b.params.mass;
     }
-    stepper.add_velocities(&du);
+    if stepper.options().drift == Drift::ImprovedImplicit {
+        // its second stage has no single factorisation to re-solve with: the linear
+        // response, as the LCP saw it
+        stepper.add_velocities(&du);
+    } else {
+        // the impulses into the step's own (nonlinear, momentum-form) rows: the linear
+        // response alone leaves the gyroscopic rows unbalanced by O(h I |Δω|²), which
+        // is an angular momentum error of the whole figure
+        stepper
+            .resolve_with_impulses(&impulses)
+            .map_err(|e| ContactError::Lcp {
+                t,
+                message: e.to_string(),
+            })?;
+    }
     for (i, b) in balls.iter_mut().enumerate() {
         b.w += ball_dv[i].1;
         // keep the received velocity change for the position update
