@@ -232,7 +232,11 @@ fn ball_at_forearm(state: &State, h: f64) -> Ball {
 }
 
 /// The step's velocities from `state` (free root, PD tracking `tr`) with the balls'
-/// contacts applied, before the position update.
+/// contacts applied, before the position update; also the change of angular momentum
+/// (kg·m²/s, a couple: the same about every point) the contacts must leave behind: the step moves every body with
+/// its new velocity from the start of the step (x⁺ = x + h v⁺) while the ball is struck at
+/// the time of impact, so an impulse P on a body whose COM moves at v (its free velocity)
+/// is applied, as the step sees it, v·toi behind the impact point: Σ −toi v × P.
 fn solve_with_contacts(
     model: &Model,
     state: &State,
@@ -240,19 +244,39 @@ fn solve_with_contacts(
     tr: &Tracking,
     balls: &mut [Ball],
     ws: &mut ContactWorkspace,
-) -> ContactReport {
+) -> (ContactReport, Vector3<f64>) {
     let h = stepper.options().h;
     stepper
         .prepare(model, state, &Root::Free, tr, None)
         .expect("prepare");
     stepper.solve(model, state, &Root::Free).expect("solve");
+    let v_free: Vec<Vector3<f64>> = stepper
+        .velocities()
+        .iter()
+        .map(|u| u.fixed_rows::<3>(0).into_owned())
+        .collect();
+    let before: Vec<(Vector3<f64>, usize)> = balls.iter().map(|b| (b.v, b.hits.len())).collect();
     let opts = ContactOptions::default();
-    contact_phase(model, state, stepper, balls, &opts, state.t, h, ws).expect("contacts")
+    let report =
+        contact_phase(model, state, stepper, balls, &opts, state.t, h, ws).expect("contacts");
+    let mut shift = Vector3::zeros();
+    for (ball, (v0, n0)) in balls.iter().zip(before) {
+        // one body hit per ball here: the ball's momentum change is minus the body's impulse
+        for hit in &ball.hits[n0..] {
+            let Touched::Body(b) = hit.other else {
+                panic!("only body hits expected, got {:?}", hit.other)
+            };
+            let on_body = -(ball.v - v0) * ball.params.mass;
+            shift -= v_free[b].cross(&on_body) * (hit.t - state.t);
+        }
+    }
+    (report, shift)
 }
 
 /// One impact step from `state` (drift control off, so the finished state is exactly the
-/// step's x⁺ = x + h v⁺, R⁺ = exp(h ω⁺) R): the relative changes of linear and angular
-/// momentum of figure + ball, and the impulse (N·s).
+/// step's x⁺ = x + h v⁺, R⁺ = exp(h ω⁺) R): the relative change of linear momentum of
+/// figure + ball, that of angular momentum beyond the step's toi couple (see
+/// [`solve_with_contacts`]), and the impulse (N·s).
 fn impact_step(opts: StepOptions) -> (f64, f64, f64) {
     let model = figure();
     let h = opts.h;
@@ -264,7 +288,7 @@ fn impact_step(opts: StepOptions) -> (f64, f64, f64) {
     let mut balls = vec![ball_at_forearm(&state, h)];
     let (p0, l0) = momenta(&model, &state, &balls, &o);
     let (sp, sl) = scales(&model, &state, &balls, &o);
-    let report = solve_with_contacts(
+    let (report, shift) = solve_with_contacts(
         &model,
         &state,
         &mut stepper,
@@ -277,7 +301,16 @@ fn impact_step(opts: StepOptions) -> (f64, f64, f64) {
     let hit = balls[0].hits.first().expect("the ball hit");
     assert_eq!(hit.other, Touched::Body(FOREARM));
     let (p1, l1) = momenta(&model, &state, &balls, &o);
-    (rel(&p1, &p0, sp), rel(&l1, &l0, sl), hit.impulse.norm())
+    eprintln!(
+        "impact: |ΔL| {:.2e} relative, of which the step's toi shift {:.2e}",
+        rel(&l1, &l0, sl),
+        shift.norm() / sl
+    );
+    (
+        rel(&p1, &p0, sp),
+        rel(&l1, &(l0 + shift), sl),
+        hit.impulse.norm(),
+    )
 }
 
 #[test]
@@ -362,11 +395,12 @@ fn every_step_around_an_impact_conserves_momentum_with_pd_tracking_on() {
         }
         let (p0, l0) = momenta(&model, &state, &balls, &o);
         let (sp, sl) = scales(&model, &state, &balls, &o);
-        let report = solve_with_contacts(&model, &state, &mut stepper, &tr, &mut balls, &mut ws);
+        let (report, shift) =
+            solve_with_contacts(&model, &state, &mut stepper, &tr, &mut balls, &mut ws);
         contacts += report.contacts;
         let end = end_of_step(&state, stepper.velocities(), h);
         let (p1, l1) = momenta(&model, &end, &balls, &o);
-        let (dp, dl) = (rel(&p1, &p0, sp), rel(&l1, &l0, sl));
+        let (dp, dl) = (rel(&p1, &p0, sp), rel(&l1, &(l0 + shift), sl));
         eprintln!(
             "step {k}: {} contacts, |ΔP| {dp:.2e}, |ΔL| {dl:.2e}",
             report.contacts
@@ -502,4 +536,83 @@ fn an_impulse_on_the_forearm_moves_the_figure_as_a_dense_solve_of_the_step_says(
     );
     assert!(pd_effect > 1e-3 * scale, "the PD gradient must matter here");
     assert!(worst < 1e-9 * scale, "response off by {worst:e} of {scale}");
+}
+
+#[test]
+fn a_late_hit_on_a_fast_limb_turns_it_about_its_com_at_the_time_of_impact() {
+    // A free forearm (capsule along y, r = 0.03 m) sliding along its axis at 6 m/s; a ball
+    // flying along −x at height y_b meets it 80 % into a 1/240 s step, when the COM has
+    // moved v·toi = 2.7 cm. The angular impulse about the COM must be (p − x(t+toi)) × P,
+    // not (p − x(t)) × P.
+    let mut model = common::forearm_model();
+    model.gravity = Vector3::zeros();
+    let h = 1.0 / 240.0;
+    let v_limb = 6.0;
+    let mut state = State {
+        bodies: vec![BodyState {
+            v: Vector3::new(0.0, v_limb, 0.0),
+            ..Default::default()
+        }],
+        t: 0.0,
+    };
+    let (radius, speed, y_ball) = (0.095, 12.0, 0.09);
+    let toi = 0.8 * h;
+    let touching = 0.03 + radius;
+    let params = BallParams {
+        mass: 0.45,
+        radius,
+        restitution: 0.5,
+        friction: 0.0,
+    };
+    let x0 = Vector3::new(touching + speed * toi, y_ball, 0.0);
+    let mut balls = vec![Ball::new(params, 0.0, x0, Vector3::new(-speed, 0.0, 0.0))];
+    launch_balls(&mut balls, 0.0, h, &model.gravity);
+    let mut stepper = Stepper::new(&model, exact_step(h)).expect("stepper");
+    stepper
+        .prepare(
+            &model,
+            &state,
+            &Root::Free,
+            &jostle::dynamics::NoTorque,
+            None,
+        )
+        .expect("prepare");
+    stepper.solve(&model, &state, &Root::Free).expect("solve");
+    let spin0 = state.bodies[0].world_inertia(&model.bodies[0].inertia) * state.bodies[0].w;
+    let v_ball0 = balls[0].v;
+    let report = contact_phase(
+        &model,
+        &state,
+        &mut stepper,
+        &mut balls,
+        &ContactOptions::default(),
+        0.0,
+        h,
+        &mut ContactWorkspace::default(),
+    )
+    .expect("contacts");
+    assert_eq!(report.contacts, 1);
+    stepper
+        .finish(&model, &mut state, &Root::Free)
+        .expect("finish");
+    let hit = balls[0].hits.first().expect("hit");
+    assert!((hit.t - toi).abs() < 1e-9 * h, "toi {} vs {toi}", hit.t);
+    // the impulse on the limb, from the ball's momentum change
+    let on_limb = -(balls[0].v - v_ball0) * params.mass;
+    let spin1 = state.bodies[0].world_inertia(&model.bodies[0].inertia) * state.bodies[0].w;
+    let angular_impulse = spin1 - spin0;
+    let p = Vector3::new(0.03, y_ball, 0.0);
+    let com_at_impact = Vector3::new(0.0, v_limb * toi, 0.0);
+    let want = (p - com_at_impact).cross(&on_limb);
+    let at_start = p.cross(&on_limb);
+    let err = (angular_impulse - want).norm() / want.norm();
+    eprintln!(
+        "angular impulse about the COM {:.5} N·m·s, (p − x(t+toi)) × P = {:.5}, (p − x(t)) × P = {:.5}; error {err:.2e}",
+        angular_impulse.z, want.z, at_start.z
+    );
+    assert!(on_limb.norm() > 1.0, "a real hit: {on_limb:?}");
+    assert!(
+        err < 1e-9,
+        "angular impulse {angular_impulse:?} vs {want:?}"
+    );
 }

@@ -573,6 +573,11 @@ fn solve_and_apply(
         }
     }
     let ball_at = |i: usize, r: &ContactRow| balls[i].x + v_free[i] * r.toi;
+    // A body's COM at the row's time of impact, moving with its free velocity (as the
+    // sweep moved its capsules): the lever arm to the contact point is taken from there.
+    let com_at = |b: usize, r: &ContactRow| {
+        state.bodies[b].x + Vector3::new(u_free[b][0], u_free[b][1], u_free[b][2]) * r.toi
+    };
     // Relative velocity (owner minus other) along row k for given velocities.
     let ball_pre: Vec<(Vector3<f64>, Vector3<f64>)> = balls
         .iter()
@@ -584,10 +589,10 @@ fn solve_and_apply(
         let r = &rows[c];
         let vo = match r.owner {
             Owner::Ball(i) => ub[i].0 + ub[i].1.cross(&(r.p - ball_at(i, r))),
-            Owner::Body(b) => velocity_at(&uc[b], &state.bodies[b].x, &r.p),
+            Owner::Body(b) => velocity_at(&uc[b], &com_at(b, r), &r.p),
         };
         let vb = match r.other {
-            Touched::Body(b) => velocity_at(&uc[b], &state.bodies[b].x, &r.p),
+            Touched::Body(b) => velocity_at(&uc[b], &com_at(b, r), &r.p),
             Touched::Ground => Vector3::zeros(),
             Touched::Ball(j) => ub[j].0 + ub[j].1.cross(&(r.p - ball_at(j, r))),
         };
@@ -633,7 +638,7 @@ fn solve_and_apply(
                 );
             }
             Err(b) => {
-                let tq = (r.p - state.bodies[b].x).cross(&side_dir);
+                let tq = (r.p - com_at(b, r)).cross(&side_dir);
                 body_wrenches.push((
                     b,
                     Vector6::new(side_dir.x, side_dir.y, side_dir.z, tq.x, tq.y, tq.z),
