@@ -538,6 +538,31 @@ fn an_impulse_on_the_forearm_moves_the_figure_as_a_dense_solve_of_the_step_says(
     assert!(worst < 1e-9 * scale, "response off by {worst:e} of {scale}");
 }
 
+/// The step of a lone free limb (no joint torques, `external` wrenches: N, N·m about the
+/// COM) with the balls' contacts applied, before the position update; asserts that there
+/// was exactly one contact.
+fn lone_limb_hit(
+    model: &Model,
+    state: &State,
+    balls: &mut [Ball],
+    h: f64,
+    external: Option<&[(Vector3<f64>, Vector3<f64>)]>,
+) -> Stepper {
+    let mut stepper = Stepper::new(model, exact_step(h)).expect("stepper");
+    let free = Root::Free;
+    let no_torque = jostle::dynamics::NoTorque;
+    stepper
+        .prepare(model, state, &free, &no_torque, external)
+        .expect("prepare");
+    stepper.solve(model, state, &free).expect("solve");
+    let opts = ContactOptions::default();
+    let mut ws = ContactWorkspace::default();
+    let report =
+        contact_phase(model, state, &mut stepper, balls, &opts, 0.0, h, &mut ws).expect("contacts");
+    assert_eq!(report.contacts, 1, "one contact");
+    stepper
+}
+
 #[test]
 fn a_late_hit_on_a_fast_limb_turns_it_about_its_com_at_the_time_of_impact() {
     // A free forearm (capsule along y, r = 0.03 m) sliding along its axis at 6 m/s; a ball
@@ -567,31 +592,9 @@ fn a_late_hit_on_a_fast_limb_turns_it_about_its_com_at_the_time_of_impact() {
     let x0 = Vector3::new(touching + speed * toi, y_ball, 0.0);
     let mut balls = vec![Ball::new(params, 0.0, x0, Vector3::new(-speed, 0.0, 0.0))];
     launch_balls(&mut balls, 0.0, h, &model.gravity);
-    let mut stepper = Stepper::new(&model, exact_step(h)).expect("stepper");
-    stepper
-        .prepare(
-            &model,
-            &state,
-            &Root::Free,
-            &jostle::dynamics::NoTorque,
-            None,
-        )
-        .expect("prepare");
-    stepper.solve(&model, &state, &Root::Free).expect("solve");
     let spin0 = state.bodies[0].world_inertia(&model.bodies[0].inertia) * state.bodies[0].w;
     let v_ball0 = balls[0].v;
-    let report = contact_phase(
-        &model,
-        &state,
-        &mut stepper,
-        &mut balls,
-        &ContactOptions::default(),
-        0.0,
-        h,
-        &mut ContactWorkspace::default(),
-    )
-    .expect("contacts");
-    assert_eq!(report.contacts, 1);
+    let mut stepper = lone_limb_hit(&model, &state, &mut balls, h, None);
     stepper
         .finish(&model, &mut state, &Root::Free)
         .expect("finish");
@@ -614,5 +617,56 @@ fn a_late_hit_on_a_fast_limb_turns_it_about_its_com_at_the_time_of_impact() {
     assert!(
         err < 1e-9,
         "angular impulse {angular_impulse:?} vs {want:?}"
+    );
+}
+
+#[test]
+fn a_ball_bounces_off_a_pushed_limb_with_restitution_of_the_pre_step_approach() {
+    // A free forearm at rest, pushed toward an oncoming ball by 800 N during the step
+    // (its free-step velocity 2.56 m/s), the ball at 5 m/s along −x: Newton restitution
+    // is of the approach at the start of the step (METHOD §9, e·min(0, J u_k)), so the
+    // contact separates at e·5 m/s, not e·7.56 m/s.
+    let mut model = common::forearm_model();
+    model.gravity = Vector3::zeros();
+    let h = 1.0 / 240.0;
+    let state = State {
+        bodies: vec![BodyState::default()],
+        t: 0.0,
+    };
+    let push = Vector3::new(800.0, 0.0, 0.0);
+    let (radius, speed, y_ball, e) = (0.095, 5.0, 0.05, 0.5);
+    let params = BallParams {
+        mass: 0.45,
+        radius,
+        restitution: e,
+        friction: 0.0,
+    };
+    let v_limb_free = push.x / 1.3 * h;
+    // meets the pushed limb half-way through the step
+    let x0 = Vector3::new(0.03 + radius + (speed + v_limb_free) * 0.5 * h, y_ball, 0.0);
+    let mut balls = vec![Ball::new(params, 0.0, x0, Vector3::new(-speed, 0.0, 0.0))];
+    launch_balls(&mut balls, 0.0, h, &model.gravity);
+    let external = [(push, Vector3::zeros())];
+    let stepper = lone_limb_hit(&model, &state, &mut balls, h, Some(&external));
+    // the limb's velocity after the step at the contact point, its lever arm r from the
+    // COM (the capsule's surface facing +x, at the ball's height)
+    let u = stepper.velocities()[0];
+    let (v, w) = (
+        u.fixed_rows::<3>(0).into_owned(),
+        u.fixed_rows::<3>(3).into_owned(),
+    );
+    let r = Vector3::new(0.03, y_ball, 0.0);
+    let separation = (balls[0].v - (v + w.cross(&r))).x;
+    let approach_at_start = -speed;
+    let approach_free = -speed - v_limb_free;
+    eprintln!(
+        "separation {separation:.6} m/s; −e·(approach at the start) = {:.6}, −e·(after the free step) = {:.6}",
+        -e * approach_at_start,
+        -e * approach_free
+    );
+    assert!(
+        (separation + e * approach_at_start).abs() < 1e-9,
+        "separation {separation} m/s vs {}",
+        -e * approach_at_start
     );
 }

@@ -578,12 +578,16 @@ fn solve_and_apply(
     let com_at = |b: usize, r: &ContactRow| {
         state.bodies[b].x + Vector3::new(u_free[b][0], u_free[b][1], u_free[b][2]) * r.toi
     };
-    // Relative velocity (owner minus other) along row k for given velocities.
-    let ball_pre: Vec<(Vector3<f64>, Vector3<f64>)> = balls
+    // Balls' (velocity, spin) after the free step and at the start of the step; the
+    // character's at the start of the step.
+    let ball_free: Vec<(Vector3<f64>, Vector3<f64>)> = balls
         .iter()
         .enumerate()
         .map(|(i, b)| (v_free[i], b.w))
         .collect();
+    let ball_start: Vec<(Vector3<f64>, Vector3<f64>)> = balls.iter().map(|b| (b.v, b.w)).collect();
+    let u_start: Vec<Vector6<f64>> = state.bodies.iter().map(|s| s.twist()).collect();
+    // Relative velocity (owner minus other) along row k for given velocities.
     let row_velocity = |k: usize, uc: &[Vector6<f64>], ub: &[(Vector3<f64>, Vector3<f64>)]| {
         let (c, dir) = dirs[k];
         let r = &rows[c];
@@ -603,11 +607,15 @@ fn solve_and_apply(
     let mut free = DVector::zeros(nr);
     for k in 0..nr {
         let (c, dir) = dirs[k];
-        free[k] = row_velocity(k, &u_free, &ball_pre) - rows[c].surface_velocity.dot(&dir);
+        free[k] = row_velocity(k, &u_free, &ball_free) - rows[c].surface_velocity.dot(&dir);
     }
     let plain = free.clone();
     for (c, r) in rows.iter().enumerate() {
-        let vn = free[c];
+        // Restitution from the approach velocity at the start of the step (METHOD §9:
+        // w = J u⁺ + e·min(0, J u_k)), not after the free step: the step's own forces
+        // (gravity on a limb, PD torques, a pinned root's motion) must not change the
+        // bounce.
+        let vn = row_velocity(c, &u_start, &ball_start) - r.surface_velocity.dot(&r.n);
         if vn < -opts.restitution_threshold {
             free[c] += r.restitution * vn;
         }
