@@ -701,13 +701,13 @@ fn solve_and_apply(
         }
     }
     let mu: Vec<f64> = rows.iter().map(|r| r.friction).collect();
-    let solve = |free: &DVector<f64>, mu: &[f64]| -> Result<DVector<f64>, String> {
+    let solve = |free: &DVector<f64>, mu: &[f64]| -> Result<(DVector<f64>, usize), String> {
         let (m, q) = friction_lcp(layout, &delassus, free, mu).map_err(|e| e.to_string())?;
         let sol = lemke(&m, &q).map_err(|e| e.to_string())?;
-        Ok(sol.z)
+        Ok((sol.z, sol.pivots))
     };
-    let z = match solve(&free, &mu) {
-        Ok(z) => z,
+    let (z, pivots) = match solve(&free, &mu) {
+        Ok(x) => x,
         Err(_) => {
             // Fallback (METHOD §9: squeezed balls can make the frictional LCP unsolvable):
             // no restitution, no friction — reported.
@@ -720,6 +720,7 @@ fn solve_and_apply(
         }
     };
     report.contacts = nc;
+    report.pivots = pivots;
     // Apply.
     let mut du = vec![Vector6::zeros(); n];
     let mut impulses = vec![Vector6::zeros(); n];
