@@ -50,17 +50,8 @@ fn single_impact_matches_the_closed_form_impulse() {
         ground_y: None,
         ..Default::default()
     };
-    let report = contact_phase(
-        &model,
-        &state,
-        &mut stepper,
-        &mut balls,
-        &opts,
-        0.0,
-        h,
-        &mut ContactWorkspace::default(),
-    )
-    .expect("contacts");
+    let report =
+        first_step_contacts(&model, &state, &mut stepper, &mut balls, &opts).expect("contacts");
     assert_eq!(report.contacts, 1);
     let j = balls[0].hits[0].impulse;
     // closed form: contact point on the capsule surface, normal +x (towards the ball)
@@ -88,6 +79,19 @@ fn single_impact_matches_the_closed_form_impulse() {
     );
     // momentum: what the ball lost, the body gained (free body, no root)
     assert!((report.ball_momentum + report.character_momentum).norm() < 1e-9);
+}
+
+/// The contact phase of the step from `state` (t = 0) that `stepper` has solved.
+fn first_step_contacts(
+    model: &jostle::skeleton::Model,
+    state: &State,
+    stepper: &mut jostle::dynamics::step::Stepper,
+    balls: &mut [Ball],
+    opts: &ContactOptions,
+) -> Result<jostle::sim::balls::ContactReport, jostle::sim::balls::ContactError> {
+    let h = stepper.options().h;
+    let mut ws = ContactWorkspace::default();
+    contact_phase(model, state, stepper, balls, opts, 0.0, h, &mut ws)
 }
 
 /// For a test that ran on the demo walk first: the shared CMU walk, or `None` (after a
@@ -432,4 +436,89 @@ fn recovery_is_counted_from_the_impact_and_covers_the_peak() {
         );
         assert!(recovery < 1.5, "{}: recovery {recovery} s", path.display());
     }
+}
+
+/// A ball resting on the ground (overlapping it by 0.1 mm) under a limb pinned to rise at
+/// 0.5 m/s and overlapping the ball by 1 mm; the limb was coming down at `v_start` (m/s)
+/// when the step began. Returns the contact report and the ball's velocity after the step.
+fn squeezed_ball(v_start: f64) -> (jostle::sim::balls::ContactReport, Vector3<f64>) {
+    use jostle::dynamics::step::RootTarget;
+    use jostle::skeleton::Capsule;
+    use nalgebra::UnitQuaternion;
+    let mut model = common::forearm_model();
+    model.gravity = Vector3::zeros();
+    model.bodies[0].capsules = vec![Capsule {
+        a: Vector3::new(-0.13, 0.0, 0.0),
+        b: Vector3::new(0.13, 0.0, 0.0),
+        radius: 0.03,
+    }];
+    let h = 1.0 / 240.0;
+    let radius = 0.095;
+    let ball_y = radius - 1e-4;
+    let limb_y = ball_y + radius - 1e-3 + 0.03;
+    let state = State {
+        bodies: vec![BodyState {
+            x: Vector3::new(0.0, limb_y, 0.0),
+            v: Vector3::new(0.0, -v_start, 0.0),
+            ..Default::default()
+        }],
+        t: 0.0,
+    };
+    let rise = Vector3::new(0.0, 0.5, 0.0);
+    let root = Root::Pinned(RootTarget {
+        x: state.bodies[0].x + rise * h,
+        q: UnitQuaternion::identity(),
+        v: rise,
+        w: Vector3::zeros(),
+    });
+    let mut stepper = common::stepper(&model, h);
+    stepper
+        .prepare(&model, &state, &root, &NoTorque, None)
+        .expect("prepare");
+    stepper.solve(&model, &state, &root).expect("solve");
+    let params = BallParams {
+        mass: 0.45,
+        radius,
+        restitution: 0.5,
+        friction: 0.5,
+    };
+    let mut balls = vec![Ball::new(
+        params,
+        0.0,
+        Vector3::new(0.0, ball_y, 0.0),
+        Vector3::zeros(),
+    )];
+    launch_balls(&mut balls, 0.0, h, &model.gravity);
+    let opts = ContactOptions {
+        ground_y: Some(0.0),
+        ..Default::default()
+    };
+    let report = first_step_contacts(&model, &state, &mut stepper, &mut balls, &opts)
+        .expect("the fallback LCP is solvable");
+    (report, balls[0].v)
+}
+
+#[test]
+fn a_ball_squeezed_by_a_limb_that_was_coming_down_falls_back_without_restitution() {
+    // Restitution asks the ball to leave both the ground and the limb at e × the limb's
+    // approach at the start of the step (3 m/s): impossible between a fixed ground and a
+    // pinned limb, so the frictional LCP has no solution (Lemke ends on a ray) and the
+    // contacts are solved without restitution and friction — reported. Without the
+    // approach (the limb already rising) the same contacts solve normally.
+    let (report, v) = squeezed_ball(3.0);
+    assert_eq!(report.contacts, 2, "ground and limb");
+    assert!(
+        report.fallback,
+        "the infeasible LCP must be reported: {report:?}"
+    );
+    // the fallback's answer keeps both contacts: out of the ground (at most the overlap
+    // bias) and not into the rising limb
+    assert!(
+        v.y >= -1e-12 && v.y <= 0.5 + 0.5 * 1e-3 * 240.0 + 1e-9,
+        "ball {v:?}"
+    );
+    let (calm, _) = squeezed_ball(-0.5);
+    assert_eq!(calm.contacts, 2);
+    assert!(!calm.fallback, "{calm:?}");
+    assert!(calm.pivots > 0, "Lemke's pivots are reported: {calm:?}");
 }

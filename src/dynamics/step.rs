@@ -887,12 +887,6 @@ impl Stepper {
         &mut self,
         extra: &[(Vector3<f64>, Vector3<f64>)],
     ) -> Result<(), StepError> {
-        if self.opts.drift == Drift::ImprovedImplicit {
-            return Err(StepError::BadInput(
-                "re-solving with extra wrenches is not available with the improved implicit scheme"
-                    .into(),
-            ));
-        }
         let h = self.opts.h;
         let n = self.rhs_lin.len();
         if extra.len() != n {
@@ -902,21 +896,60 @@ impl Stepper {
             )));
         }
         for (b, (f, tau)) in extra.iter().enumerate() {
-            if !(f.iter().all(|x| x.is_finite()) && tau.iter().all(|x| x.is_finite())) {
+            self.res.body[b] = Vector6::new(f.x, f.y, f.z, tau.x, tau.y, tau.z) * h;
+        }
+        self.resolve_with_rhs_change("external wrench")
+    }
+
+    /// Add impulses (world; per body N·s, then N·m·s about the COM — e.g. contact
+    /// impulses) to the momentum rows of the last [`solve`](Self::solve) and solve again
+    /// with its factorisation, the momentum-form rotational rows iterated to the same
+    /// tolerance as the step's own. Unlike adding the linear response
+    /// ([`add_velocities`](Self::add_velocities)), the result satisfies the step's
+    /// nonlinear rows with the impulses in them, so a free figure's angular momentum
+    /// changes by exactly the impulses' moment. Call before [`finish`](Self::finish); not
+    /// available with [`Drift::ImprovedImplicit`].
+    pub fn resolve_with_impulses(&mut self, impulses: &[Vector6<f64>]) -> Result<(), StepError> {
+        let n = self.rhs_lin.len();
+        if impulses.len() != n {
+            return Err(StepError::BadInput(format!(
+                "{} impulses for {n} bodies",
+                impulses.len()
+            )));
+        }
+        self.res.body.copy_from_slice(impulses);
+        self.resolve_with_rhs_change("impulse")
+    }
+
+    /// Add `self.res.body` (a change of the momentum rows' right-hand side, N·s and
+    /// N·m·s) to the last solve and solve again (see
+    /// [`resolve_with_external`](Self::resolve_with_external)); `what` names the input in
+    /// errors.
+    fn resolve_with_rhs_change(&mut self, what: &'static str) -> Result<(), StepError> {
+        if self.opts.drift == Drift::ImprovedImplicit {
+            return Err(StepError::BadInput(format!(
+                "re-solving with an extra {what} is not available with the improved implicit scheme"
+            )));
+        }
+        let h = self.opts.h;
+        let n = self.rhs_lin.len();
+        for b in 0..n {
+            let dr = self.res.body[b];
+            if !finite6(&dr) {
                 return Err(StepError::NonFinite {
                     t: self.t,
                     body: b,
-                    what: "external wrench",
+                    what,
                 });
             }
-            let dr = Vector6::new(f.x, f.y, f.z, tau.x, tau.y, tau.z) * h;
-            self.rhs_lin[b] += dr;
-            self.res.body[b] = dr;
+        }
+        for b in 0..n {
+            self.rhs_lin[b] += self.res.body[b];
             self.res.rows[b].fill(0.0);
         }
-        // One chord step takes up the change of the right-hand side, known exactly (h ×
-        // the wrenches), so it needs no residual evaluation; what the last solve left
-        // unconverged and the gyroscopic nonlinearity go to the usual iterations.
+        // One chord step takes up the change of the right-hand side, known exactly, so it
+        // needs no residual evaluation; what the last solve left unconverged and the
+        // gyroscopic nonlinearity go to the usual iterations.
         self.kkt
             .solve(&mut self.res)
             .map_err(|e| StepError::Singular {

@@ -12,6 +12,7 @@ use crate::contact::collide::{
 use crate::contact::impulse::{FrictionLayout, friction_lcp, tangent_directions};
 use crate::contact::lcp::{LcpSolution, lemke, solve_from_support};
 use crate::dynamics::kkt::KktVector;
+use crate::dynamics::stabilize::Drift;
 use crate::dynamics::state::State;
 use crate::dynamics::step::Stepper;
 use crate::skeleton::Model;
@@ -650,21 +651,30 @@ fn solve_and_apply(
         }
     }
     let ball_at = |i: usize, r: &ContactRow| balls[i].x + v_free[i] * r.toi;
-    // Relative velocity (owner minus other) along row k for given velocities.
-    let ball_pre: Vec<(Vector3<f64>, Vector3<f64>)> = balls
+    // A body's COM at the row's time of impact, moving with its free velocity (as the
+    // sweep moved its capsules): the lever arm to the contact point is taken from there.
+    let com_at = |b: usize, r: &ContactRow| {
+        state.bodies[b].x + Vector3::new(u_free[b][0], u_free[b][1], u_free[b][2]) * r.toi
+    };
+    // Balls' (velocity, spin) after the free step and at the start of the step; the
+    // character's at the start of the step.
+    let ball_free: Vec<(Vector3<f64>, Vector3<f64>)> = balls
         .iter()
         .enumerate()
         .map(|(i, b)| (v_free[i], b.w))
         .collect();
+    let ball_start: Vec<(Vector3<f64>, Vector3<f64>)> = balls.iter().map(|b| (b.v, b.w)).collect();
+    let u_start: Vec<Vector6<f64>> = state.bodies.iter().map(|s| s.twist()).collect();
+    // Relative velocity (owner minus other) along row k for given velocities.
     let row_velocity = |k: usize, uc: &[Vector6<f64>], ub: &[(Vector3<f64>, Vector3<f64>)]| {
         let (c, dir) = dirs[k];
         let r = &rows[c];
         let vo = match r.owner {
             Owner::Ball(i) => ub[i].0 + ub[i].1.cross(&(r.p - ball_at(i, r))),
-            Owner::Body(b) => velocity_at(&uc[b], &state.bodies[b].x, &r.p),
+            Owner::Body(b) => velocity_at(&uc[b], &com_at(b, r), &r.p),
         };
         let vb = match r.other {
-            Touched::Body(b) => velocity_at(&uc[b], &state.bodies[b].x, &r.p),
+            Touched::Body(b) => velocity_at(&uc[b], &com_at(b, r), &r.p),
             Touched::Ground => Vector3::zeros(),
             Touched::Ball(j) => ub[j].0 + ub[j].1.cross(&(r.p - ball_at(j, r))),
         };
@@ -675,11 +685,15 @@ fn solve_and_apply(
     let mut free = DVector::zeros(nr);
     for k in 0..nr {
         let (c, dir) = dirs[k];
-        free[k] = row_velocity(k, &u_free, &ball_pre) - rows[c].surface_velocity.dot(&dir);
+        free[k] = row_velocity(k, &u_free, &ball_free) - rows[c].surface_velocity.dot(&dir);
     }
     let plain = free.clone();
     for (c, r) in rows.iter().enumerate() {
-        let vn = free[c];
+        // Restitution from the approach velocity at the start of the step (METHOD §9:
+        // w = J u⁺ + e·min(0, J u_k)), not after the free step: the step's own forces
+        // (gravity on a limb, PD torques, a pinned root's motion) must not change the
+        // bounce.
+        let vn = row_velocity(c, &u_start, &ball_start) - r.surface_velocity.dot(&r.n);
         if vn < -opts.restitution_threshold {
             free[c] += r.restitution * vn;
         }
@@ -730,7 +744,7 @@ fn solve_and_apply(
                     );
                 }
                 Err(b) => {
-                    let tq = (r.p - state.bodies[b].x).cross(&side_dir);
+                    let tq = (r.p - com_at(b, r)).cross(&side_dir);
                     wrenches[side] = Some((
                         b,
                         Vector6::new(side_dir.x, side_dir.y, side_dir.z, tq.x, tq.y, tq.z),
@@ -908,17 +922,39 @@ fn solve_and_apply(
             });
         }
     }
+    // The impulses into the step: re-solving its own (nonlinear, momentum-form) rows with
+    // them, as the linear response alone leaves the gyroscopic rows unbalanced by
+    // O(h I |Δω|²), an angular momentum error of the whole figure; with the improved
+    // implicit scheme, whose second stage has no single factorisation to re-solve with,
+    // the linear response as the LCP saw it.
     let mut du = vec![Vector6::zeros(); n];
     if pushed {
-        stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
-            t,
-            message: e.to_string(),
-        })?;
-        du.copy_from_slice(&rhs.body);
+        let root_rows = if stepper.options().drift == Drift::ImprovedImplicit {
+            stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
+                t,
+                message: e.to_string(),
+            })?;
+            du.copy_from_slice(&rhs.body);
+            stepper.add_velocities(&du);
+            rhs.rows[0]
+        } else {
+            let before = stepper.velocities().to_vec();
+            let root_before = stepper.root_impulse();
+            stepper
+                .resolve_with_impulses(&rhs.body)
+                .map_err(|e| ContactError::Lcp {
+                    t,
+                    message: e.to_string(),
+                })?;
+            for (d, (a, b)) in du.iter_mut().zip(stepper.velocities().iter().zip(&before)) {
+                *d = a - b;
+            }
+            stepper.root_impulse() - root_before
+        };
         // what holds the root answers too: a pinned root's rows, or the implicit spring's
         // reaction (so the momentum balance closes with either)
         let spring = stepper.root_spring_reaction(&du[0]);
-        report.root_impulse += Vector3::new(rhs.rows[0][0], rhs.rows[0][1], rhs.rows[0][2])
+        report.root_impulse += Vector3::new(root_rows[0], root_rows[1], root_rows[2])
             + Vector3::new(spring[0], spring[1], spring[2]);
     }
     if !du.iter().all(|x| x.iter().all(|v| v.is_finite())) {
@@ -933,7 +969,6 @@ fn solve_and_apply(
     for (i, b) in balls.iter().enumerate() {
         report.ball_momentum += ball_dv[i].0 * b.params.mass;
     }
-    stepper.add_velocities(&du);
     for (i, b) in balls.iter_mut().enumerate() {
         b.w += ball_dv[i].1;
         // keep the received velocity change for the position update
