@@ -35,6 +35,11 @@ pub struct FallOptions {
     /// figure lets go: braced but yielding, so it folds onto the floor instead of falling
     /// like a plank.
     pub protective_stiffness: f64,
+    /// A fall must start within this time of a ball's last contact with the character, s:
+    /// a push topples a person within about half a second, while a drift from the mocap
+    /// that builds up seconds after a light hit is the tracking's, not a loss of balance
+    /// (random handballs otherwise let a kick and a salsa clip go 2–5 s after an arm hit).
+    pub after_hit_s: f64,
 }
 
 impl Default for FallOptions {
@@ -46,6 +51,7 @@ impl Default for FallOptions {
             hold_s: 0.05,
             fade_s: 0.2,
             protective_stiffness: 0.3,
+            after_hit_s: 1.0,
         }
     }
 }
@@ -57,6 +63,7 @@ impl FallOptions {
             ("capture margin (m)", self.capture_margin_m),
             ("spring force limit (body weights)", self.spring_force_bw),
             ("fade time (s)", self.fade_s),
+            ("time after a hit (s)", self.after_hit_s),
         ] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(format!("fall {name} must be positive, got {v}"));
@@ -125,20 +132,24 @@ pub struct Balance {
 
 impl Balance {
     /// Observe the state at time `t` (s): its change of extrapolated COM from the
-    /// reference's `xcom_change_m` (m) and the root spring's pull `spring_force_bw` (body
-    /// weights). True when the character has just lost its balance.
+    /// reference's `xcom_change_m` (m), the root spring's pull `spring_force_bw` (body
+    /// weights), and when a ball last touched the character, `last_hit` (s; `None`:
+    /// never). True when the character has just lost its balance.
     pub fn observe(
         &mut self,
         opts: &FallOptions,
         t: f64,
         xcom_change_m: f64,
         spring_force_bw: f64,
+        last_hit: Option<f64>,
     ) -> bool {
         self.peak_xcom_change_m = self.peak_xcom_change_m.max(xcom_change_m);
         if self.fell_at.is_some() {
             return false;
         }
-        let over = xcom_change_m > opts.capture_margin_m || spring_force_bw > opts.spring_force_bw;
+        let hit_recently = last_hit.is_some_and(|th| t - th <= opts.after_hit_s);
+        let over = hit_recently
+            && (xcom_change_m > opts.capture_margin_m || spring_force_bw > opts.spring_force_bw);
         if !over {
             self.over_since = None;
             return false;
@@ -156,20 +167,22 @@ impl Balance {
 mod tests {
     use super::*;
 
+    const HIT: Option<f64> = Some(0.0);
+
     #[test]
     fn a_limit_must_hold_before_letting_go_and_a_break_restarts_the_clock() {
         let opts = FallOptions::default();
         let mut b = Balance::default();
-        assert!(!b.observe(&opts, 0.00, 0.2, 0.0));
-        assert!(!b.observe(&opts, 0.03, 0.2, 0.0));
+        assert!(!b.observe(&opts, 0.00, 0.2, 0.0, HIT));
+        assert!(!b.observe(&opts, 0.03, 0.2, 0.0, HIT));
         // back inside: the clock restarts
-        assert!(!b.observe(&opts, 0.04, 0.05, 0.1));
-        assert!(!b.observe(&opts, 0.05, 0.0, 0.9));
-        assert!(!b.observe(&opts, 0.09, 0.0, 0.9));
-        assert!(b.observe(&opts, 0.10, 0.0, 0.9));
+        assert!(!b.observe(&opts, 0.04, 0.05, 0.1, HIT));
+        assert!(!b.observe(&opts, 0.05, 0.0, 0.9, HIT));
+        assert!(!b.observe(&opts, 0.09, 0.0, 0.9, HIT));
+        assert!(b.observe(&opts, 0.10, 0.0, 0.9, HIT));
         assert_eq!(b.fell_at, Some(0.10));
         // once fallen, never again
-        assert!(!b.observe(&opts, 0.2, 1.0, 1.0));
+        assert!(!b.observe(&opts, 0.2, 1.0, 1.0, HIT));
         assert!((b.peak_xcom_change_m - 1.0).abs() < 1e-15);
     }
 
@@ -181,9 +194,24 @@ mod tests {
         };
         let mut b = Balance::default();
         for i in 0..100 {
-            assert!(!b.observe(&opts, i as f64 * 0.01, 1.0, 2.0));
+            assert!(!b.observe(&opts, i as f64 * 0.01, 1.0, 2.0, HIT));
         }
         assert_eq!(b.fell_at, None);
+    }
+
+    #[test]
+    fn only_a_recent_hit_can_knock_the_character_down() {
+        let opts = FallOptions::default();
+        let mut never = Balance::default();
+        let mut long_ago = Balance::default();
+        for i in 0..100 {
+            let t = 2.0 + i as f64 * 0.01;
+            assert!(!never.observe(&opts, t, 1.0, 2.0, None));
+            assert!(!long_ago.observe(&opts, t, 1.0, 2.0, Some(0.5)));
+        }
+        let mut recent = Balance::default();
+        assert!(!recent.observe(&opts, 2.0, 1.0, 2.0, Some(1.9)));
+        assert!(recent.observe(&opts, 2.05, 1.0, 2.0, Some(1.9)));
     }
 
     #[test]

@@ -985,12 +985,18 @@ impl<'c> Simulation<'c> {
         let pull = spring.k_linear * (r[0].x - s[0].x) + spring.d_linear * (r[0].v - s[0].v);
         let weight = self.spring_scale.mass * model.gravity.norm().max(1e-9);
         let t = self.time();
-        if self.balance.observe(
-            &self.opts.falls,
-            t,
-            (xi - xi_ref).norm(),
-            pull.norm() / weight,
-        ) {
+        let last_hit = self
+            .balls
+            .iter()
+            .flat_map(|b| &b.hits)
+            .filter(|h| matches!(h.other, crate::sim::balls::Touched::Body(_)))
+            .map(|h| h.t + h.duration)
+            .reduce(f64::max);
+        let (xcom_change, pull_bw) = ((xi - xi_ref).norm(), pull.norm() / weight);
+        if self
+            .balance
+            .observe(&self.opts.falls, t, xcom_change, pull_bw, last_hit)
+        {
             self.let_go();
         }
     }
