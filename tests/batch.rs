@@ -945,3 +945,46 @@ fn a_clip_failing_midway_leaves_the_previous_result_untouched() {
     assert!(check().status.success());
     std::fs::remove_dir_all(&root).ok();
 }
+
+/// A knock-down is counted as such in the summary (`falls`), the CSV and the report, and
+/// not as "not recovered": a 5 kg ball at 15 m/s to the demo walk's chest.
+#[test]
+fn a_knocked_down_variation_is_counted_as_a_fall() {
+    let root = tmp("falls");
+    let lib = root.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::copy(common::repo_clip("demo_walk.bvh"), lib.join("walk.bvh")).unwrap();
+    let scenario = root.join("heavy.toml");
+    std::fs::write(
+        &scenario,
+        "[[ball]]\nt = 1.2\ntarget = \"chest\"\nspeed = 15.0\nmass = 5.0\n",
+    )
+    .unwrap();
+    let out = root.join("out");
+    let done = run(
+        &["-q", "--scenario", scenario.to_str().unwrap()],
+        &lib,
+        &out,
+    );
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let clip = &summary["clips"][0];
+    assert_eq!(clip["falls"], 1, "{clip}");
+    assert_eq!(clip["not_recovered"], 0, "{clip}");
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let falls = header
+        .iter()
+        .position(|h| *h == "falls")
+        .expect("a falls column");
+    assert_eq!(row[falls], "1", "{csv}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("1 knocked down"), "the report says so");
+    let _ = std::fs::remove_dir_all(&root);
+}

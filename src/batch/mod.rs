@@ -346,8 +346,9 @@ fn row_from_metrics(m: &ClipMetrics, status: ClipStatus, timing: ClipTiming) -> 
         not_recovered: runs
             .iter()
             .filter(hit)
-            .filter(|v| v.metrics.recovery_time_s.is_none())
+            .filter(|v| v.metrics.recovery_time_s.is_none() && !v.metrics.fell)
             .count(),
+        falls: runs.iter().filter(|v| v.metrics.fell).count(),
         simulated_s: runs
             .iter()
             .map(|v| v.metrics.steps as f64 * v.metrics.step_s)

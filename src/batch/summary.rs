@@ -77,8 +77,11 @@ pub struct ClipRow {
     /// Per variation: time from the last hit until every joint stays within 2° of the
     /// mocap, s (`null`: no hit, or never recovered within the clip).
     pub recovery_times_s: Vec<Option<f64>>,
-    /// Variations with hits that never recovered within the clip.
+    /// Variations with hits that never recovered within the clip (and did not fall).
     pub not_recovered: usize,
+    /// Variations in which a hit knocked the character down (METHOD §12.4).
+    #[serde(default)]
+    pub falls: usize,
     /// Simulated time over all variations, s.
     pub simulated_s: f64,
     /// Wall times.
@@ -112,6 +115,7 @@ impl ClipRow {
             peak_joint: None,
             recovery_times_s: vec![],
             not_recovered: 0,
+            falls: 0,
             simulated_s: 0.0,
             timing: ClipTiming::default(),
         }
@@ -224,7 +228,7 @@ impl Summary {
     pub fn to_csv(&self) -> String {
         let mut s = String::from(
             "path,status,reason,frames,duration_s,mass_kg,height_m,variations,balls,hits,\
-             peak_deviation_deg,peak_joint,worst_recovery_s,not_recovered,simulated_s,\
+             peak_deviation_deg,peak_joint,worst_recovery_s,not_recovered,falls,simulated_s,\
              load_s,inverse_s,simulate_s,export_s,total_s\n",
         );
         let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
@@ -244,6 +248,7 @@ impl Summary {
                 csv_field(c.peak_joint.as_deref().unwrap_or("")),
                 opt(c.worst_recovery_s()),
                 c.not_recovered.to_string(),
+                c.falls.to_string(),
                 c.simulated_s.to_string(),
                 c.timing.load_s.to_string(),
                 c.timing.inverse_s.to_string(),
