@@ -4,6 +4,7 @@
 pub mod aim;
 pub mod balance;
 pub mod balls;
+mod contact;
 pub mod drift;
 pub mod ground;
 pub mod metrics;
