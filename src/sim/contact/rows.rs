@@ -12,6 +12,8 @@ use nalgebra::{Vector3, Vector6};
 /// A capsule end of the character at (or near) the floor in a step (METHOD §12.3): the
 /// simulation finds these; [`contact_phase_with_floor`] solves them in the same LCP as the
 /// balls.
+///
+/// [`contact_phase_with_floor`]: crate::sim::balls::contact_phase_with_floor
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FloorRow {
     /// Body index.
