@@ -440,7 +440,7 @@ mod tests {
         );
         assert_eq!(
             csv.lines().next().unwrap().split(',').count(),
-            20,
+            21,
             "header fields"
         );
         assert_eq!(s.totals.failed, 1);

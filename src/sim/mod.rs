@@ -4,11 +4,15 @@
 pub mod aim;
 pub mod balance;
 pub mod balls;
+mod contact;
+mod controller;
 pub mod drift;
+mod feedforward;
 pub mod ground;
 pub mod metrics;
 pub mod models;
 pub mod random_throws;
+mod record;
 pub mod root;
 pub mod run;
 pub mod scenario;

@@ -1,0 +1,188 @@
+//! The Delassus matrix J K⁻¹ Jᵀ of a step's contact rows (METHOD §9), from impulse
+//! responses through the step's own O(n) factorisation: each contacted body's answer to a
+//! unit wrench, solved on the contacted bodies' ways to the root alone.
+
+use super::rows::{FLOOR_COMPLIANCE, Owner, RowFrame, RowWrenches};
+use super::{ContactError, ContactWorkspace};
+use crate::dynamics::kkt::KktVector;
+use crate::dynamics::step::Stepper;
+use crate::sim::balls::Touched;
+use nalgebra::{DMatrix, Vector3, Vector6};
+
+/// The character's velocity response to a unit wrench on body `b` along each of the 6
+/// axes (force x, y, z, torque x, y, z about its COM), solved with the step's
+/// factorisation once per body and step, on the bodies of `ws.path` only (elsewhere the
+/// entries are meaningless).
+pub(super) fn body_responses<'w>(
+    stepper: &Stepper,
+    ws: &'w mut ContactWorkspace,
+    b: usize,
+    n: usize,
+    t: f64,
+) -> Result<&'w [Vec<Vector6<f64>>], ContactError> {
+    if ws.responses.len() != n {
+        ws.responses = vec![None; n];
+    }
+    if ws.responses[b].is_none() {
+        let rhs = ws.rhs.get_or_insert_with(|| KktVector::zeros(n));
+        if rhs.body.len() != n {
+            *rhs = KktVector::zeros(n);
+        }
+        let mut out = Vec::with_capacity(6);
+        for axis in 0..6 {
+            for &i in &ws.path {
+                rhs.body[i] = Vector6::zeros();
+                rhs.rows[i] = Vector6::zeros();
+            }
+            rhs.body[b][axis] = 1.0;
+            stepper
+                .kkt()
+                .solve_on_path(rhs, &ws.path)
+                .map_err(|e| ContactError::Lcp {
+                    t,
+                    message: e.to_string(),
+                })?;
+            out.push(rhs.body.clone());
+        }
+        ws.responses[b] = Some(out);
+    }
+    Ok(ws.responses[b].as_deref().unwrap_or(&[]))
+}
+
+/// A step's Delassus matrix and what it was built from: each row's unit wrenches on the
+/// character and its velocity change of every ball.
+pub(super) struct Delassus {
+    /// The Delassus matrix, floor rows' relative compliance included.
+    pub(super) matrix: DMatrix<f64>,
+    /// Per row: its unit wrenches on the character's bodies.
+    pub(super) row_wrenches: Vec<RowWrenches>,
+    /// Per row: each ball's (velocity, spin) change from a unit impulse along it.
+    pub(super) ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>>,
+}
+
+/// The Delassus matrix of the rows of `frame` (the character has `n` bodies).
+pub(super) fn delassus_matrix(
+    frame: &RowFrame,
+    stepper: &Stepper,
+    ws: &mut ContactWorkspace,
+    n: usize,
+    t: f64,
+) -> Result<Delassus, ContactError> {
+    let rows = frame.rows;
+    let dirs = frame.dirs;
+    let nr = dirs.len();
+    // Impulse responses, one column per row: a unit impulse +dir on the owner at p and
+    // −dir on the other object. The character's answer is needed only at its bodies in the
+    // rows (the Delassus entries): each unit wrench is solved on their ways to the root
+    // alone (O(depth), not O(n)), and the impulses found are applied by one full solve.
+    let mut contacted: Vec<usize> = rows
+        .iter()
+        .flat_map(|r| {
+            let owner = match r.owner {
+                Owner::Body(b) => Some(b),
+                Owner::Ball(_) => None,
+            };
+            let other = match r.other {
+                Touched::Body(b) => Some(b),
+                _ => None,
+            };
+            owner.into_iter().chain(other)
+        })
+        .collect();
+    contacted.sort_unstable();
+    contacted.dedup();
+    stepper
+        .kkt()
+        .path_to_root(contacted.iter().copied(), &mut ws.path);
+    for x in ws.responses.iter_mut() {
+        *x = None;
+    }
+    let mut row_wrenches: Vec<RowWrenches> = Vec::with_capacity(nr);
+    let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
+    let mut delassus = DMatrix::zeros(nr, nr);
+    // the character's velocity response at its contacted bodies (others unused)
+    let mut uc = vec![Vector6::zeros(); n];
+    for &(c, dir) in dirs {
+        let r = &rows[c];
+        let mut bresp = vec![(Vector3::zeros(), Vector3::zeros()); frame.balls.len()];
+        let mut wrenches: RowWrenches = [None, None];
+        let mut push =
+            |side: usize, side_dir: Vector3<f64>, target: Result<usize, usize>| match target {
+                Ok(i) => {
+                    let bx = frame.ball_at(i, r);
+                    bresp[i] = (
+                        side_dir / frame.balls[i].params.mass,
+                        (r.p - bx).cross(&side_dir) * frame.balls[i].inv_inertia(),
+                    );
+                }
+                Err(b) => {
+                    let tq = (r.p - frame.com_at(b, r)).cross(&side_dir);
+                    wrenches[side] = Some((
+                        b,
+                        Vector6::new(side_dir.x, side_dir.y, side_dir.z, tq.x, tq.y, tq.z),
+                    ));
+                }
+            };
+        match r.owner {
+            Owner::Ball(i) => push(0, dir, Ok(i)),
+            Owner::Body(b) => push(0, dir, Err(b)),
+        }
+        match r.other {
+            Touched::Ball(j) => push(1, -dir, Ok(j)),
+            Touched::Body(b) => push(1, -dir, Err(b)),
+            Touched::Ground => {}
+        }
+        row_wrenches.push(wrenches);
+        ball_resp.push(bresp);
+    }
+    // A row between character bodies and the ground reads the response as its wrench's
+    // power: the relative velocity along dir is Σ_sides w·u (the other side's wrench
+    // carries −dir).
+    let on_balls: Vec<bool> = dirs
+        .iter()
+        .map(|(c, _)| rows[*c].ball().is_some() || matches!(rows[*c].other, Touched::Ball(_)))
+        .collect();
+    for k in 0..nr {
+        for &b in &contacted {
+            uc[b] = Vector6::zeros();
+        }
+        for (b, w) in row_wrenches[k].iter().flatten() {
+            let resp = body_responses(stepper, ws, *b, n, t)?;
+            for (axis, ru) in resp.iter().enumerate() {
+                if w[axis] == 0.0 {
+                    continue;
+                }
+                for &c in &contacted {
+                    uc[c] += ru[c] * w[axis];
+                }
+            }
+        }
+        for row in 0..nr {
+            delassus[(row, k)] = if on_balls[row] {
+                frame.velocity(row, &uc, &ball_resp[k])
+            } else {
+                row_wrenches[row]
+                    .iter()
+                    .flatten()
+                    .map(|(b, w)| w.dot(&uc[*b]))
+                    .sum()
+            };
+        }
+    }
+    // The character's floor rows are redundant (two or three points of one rigid foot,
+    // friction couples along the line through them): their LCP has many solutions, and
+    // Lemke picked a different one from step to step, a chatter that a 1 g tap grew into
+    // a 1° wobble of the feet. A relative compliance on their diagonal (ODE's constraint
+    // force mixing) makes the solution unique and continuous in the data; it changes an
+    // unperturbed standing walk by 0.0005° RMS (and takes a Xia walk from 0.11° to 0.003°).
+    for k in 0..nr {
+        if rows[dirs[k].0].ball().is_none() {
+            delassus[(k, k)] += FLOOR_COMPLIANCE * delassus[(k, k)].abs();
+        }
+    }
+    Ok(Delassus {
+        matrix: delassus,
+        row_wrenches,
+        ball_resp,
+    })
+}

@@ -1,0 +1,235 @@
+//! The simulation's contact phase (METHOD §9, §12.3): each step, after the character's
+//! velocities are solved without contacts, the balls' contacts with the character, the
+//! ground and each other, and the character's floor contacts, solved in one LCP whose
+//! impulses go back into the step. The building blocks it uses — swept collision, the
+//! frictional impulse rows, Lemke — are the top-level [`crate::contact`]; this module is
+//! the step's use of them.
+//!
+//! - [`rows`]: contact rows, who receives their impulses, biases, directions, relative
+//!   velocities;
+//! - [`detect`]: swept detection of the balls' contacts;
+//! - [`delassus`]: impulse responses through the step's factorisation, the Delassus matrix;
+//! - [`solve`]: free velocities, warm start / Lemke / fallback, applying the impulses.
+
+mod delassus;
+mod detect;
+mod rows;
+mod solve;
+
+pub use rows::FloorRow;
+pub use solve::WarmStart;
+
+use crate::dynamics::kkt::KktVector;
+use crate::dynamics::state::State;
+use crate::dynamics::step::Stepper;
+use crate::sim::balls::{Ball, Touched};
+use crate::skeleton::Model;
+use detect::detect_ball_rows;
+use nalgebra::{Vector3, Vector6};
+use rows::{ContactRow, Owner, floor_bias};
+use solve::solve_and_apply;
+
+/// Contact settings of a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactOptions {
+    /// Ground height, m (`None`: no ground).
+    pub ground_y: Option<f64>,
+    /// Restitution ball–ground.
+    pub ground_restitution: f64,
+    /// Friction ball–ground.
+    pub ground_friction: f64,
+    /// Restitution ball–ball.
+    pub ball_restitution: f64,
+    /// Friction directions of the polyhedral cone.
+    pub directions: usize,
+    /// Below this approach speed (m/s) restitution is off, so resting contact stays put.
+    pub restitution_threshold: f64,
+    /// Contacts within this gap (m) at the start of a step count as touching.
+    pub margin: f64,
+}
+
+impl Default for ContactOptions {
+    fn default() -> Self {
+        ContactOptions {
+            ground_y: None,
+            ground_restitution: 0.6,
+            ground_friction: 0.6,
+            ball_restitution: 0.7,
+            directions: 4,
+            restitution_threshold: 0.3,
+            margin: 1e-4,
+        }
+    }
+}
+
+/// Why the contact phase failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ContactError {
+    /// The LCP had no solution even without restitution and friction.
+    #[error("contact LCP at t = {t:.4} s failed: {message}")]
+    Lcp {
+        /// Time, s.
+        t: f64,
+        /// Lemke's message.
+        message: String,
+    },
+}
+
+/// Scratch of the contact phase (reused between steps).
+#[derive(Clone, Debug, Default)]
+pub struct ContactWorkspace {
+    rhs: Option<KktVector>,
+    /// Per body: its velocity response to a unit wrench along each of the 6 axes (each
+    /// body's twist), solved once per step when needed, on `path` only.
+    responses: Vec<Option<Vec<Vec<Vector6<f64>>>>>,
+    /// The contacted bodies' ways to the root.
+    path: Vec<usize>,
+    /// The last contact LCP's rows and active set, tried first in the next step.
+    warm_start: Option<WarmStart>,
+}
+
+impl ContactWorkspace {
+    /// The active set the next contact phase tries first (`None`: straight to Lemke).
+    pub fn warm_start(&self) -> Option<&WarmStart> {
+        self.warm_start.as_ref()
+    }
+
+    /// Set what the next contact phase tries first (a snapshot's, or `None`).
+    pub fn set_warm_start(&mut self, warm: Option<WarmStart>) {
+        self.warm_start = warm;
+    }
+}
+
+/// Outcome of one contact phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactReport {
+    /// Contacts in the LCP.
+    pub contacts: usize,
+    /// Lemke pivots (or, when `warm_started`, rounds of active-set changes).
+    pub pivots: usize,
+    /// The LCP was solved from the previous step's active set, without Lemke.
+    pub warm_started: bool,
+    /// Impulse the root's holder received because of the contacts (world, N·s): a pinned
+    /// root's rows, or a spring-held root's implicit spring answering the contacts' change
+    /// of its velocity — what the "hand of god" absorbed.
+    pub root_impulse: Vector3<f64>,
+    /// Linear momentum change of the character from the contacts, N·s.
+    pub character_momentum: Vector3<f64>,
+    /// Linear momentum change of the balls from the contacts, N·s (ground contacts
+    /// included: the ground absorbs those).
+    pub ball_momentum: Vector3<f64>,
+    /// The part of `ball_momentum` that came from the ground, N·s.
+    pub ground_impulse: Vector3<f64>,
+    /// Impulse of the floor on the character (world, N·s).
+    pub floor_impulse: Vector3<f64>,
+    /// Floor contacts of the character in the LCP.
+    pub floor_contacts: usize,
+    /// The frictional LCP with restitution had no solution Lemke could find, and the
+    /// step's contacts were solved without restitution and friction instead (METHOD §9:
+    /// squeezed balls). Counted in the metrics, never silent.
+    pub fallback: bool,
+}
+
+/// Detect contacts over the step [t, t+h], solve the contact LCP and apply the impulses:
+/// to the character through `stepper` (before its position update) and to the balls,
+/// whose positions are advanced here (to the time of impact, then with the new velocity).
+#[allow(clippy::too_many_arguments)]
+pub fn contact_phase(
+    model: &Model,
+    state: &State,
+    stepper: &mut Stepper,
+    balls: &mut [Ball],
+    opts: &ContactOptions,
+    t: f64,
+    h: f64,
+    ws: &mut ContactWorkspace,
+) -> Result<ContactReport, ContactError> {
+    contact_phase_with_floor(model, state, stepper, balls, &[], opts, t, h, ws)
+}
+
+/// [`contact_phase`] with the character's floor contacts `floor` in the same LCP
+/// (METHOD §12.3: e = 0, friction, the floor possibly moving with a supporting point).
+#[allow(clippy::too_many_arguments)]
+pub fn contact_phase_with_floor(
+    model: &Model,
+    state: &State,
+    stepper: &mut Stepper,
+    balls: &mut [Ball],
+    floor: &[FloorRow],
+    opts: &ContactOptions,
+    t: f64,
+    h: f64,
+    ws: &mut ContactWorkspace,
+) -> Result<ContactReport, ContactError> {
+    let g = model.gravity;
+    // Ballistic free motion of the balls.
+    let v_free: Vec<Vector3<f64>> = balls.iter().map(|b| b.v + g * h).collect();
+    let mut rows = detect_ball_rows(model, state, stepper.velocities(), balls, &v_free, opts, h);
+    let mut report = ContactReport::default();
+    // Balls' impact times (earliest per ball) for the position update.
+    let mut toi_of: Vec<Option<f64>> = vec![None; balls.len()];
+    for r in &rows {
+        if let Some(i) = r.ball() {
+            toi_of[i] = Some(toi_of[i].map_or(r.toi, |x: f64| x.min(r.toi)));
+        }
+    }
+    for f in floor {
+        rows.push(ContactRow {
+            owner: Owner::Body(f.body),
+            other: Touched::Ground,
+            p: f.point,
+            n: Vector3::y(),
+            toi: 0.0,
+            bias: if f.gap >= 0.0 {
+                f.gap / h
+            } else {
+                floor_bias(-f.gap, h)
+            },
+            surface_velocity: f.surface_velocity,
+            restitution: 0.0,
+            friction: f.friction,
+            id: f.id,
+        });
+        report.floor_contacts += 1;
+    }
+    if rows.is_empty() {
+        for (i, b) in balls.iter_mut().enumerate() {
+            b.v = v_free[i];
+        }
+    } else {
+        solve_and_apply(
+            model,
+            state,
+            stepper,
+            balls,
+            &v_free,
+            &rows,
+            opts,
+            t,
+            h,
+            ws,
+            &mut report,
+        )?;
+    }
+    // Positions: to the impact point, then on with the new velocity.
+    for (i, b) in balls.iter_mut().enumerate() {
+        if !b.active {
+            continue;
+        }
+        match toi_of[i] {
+            Some(toi) => b.x += v_free[i] * toi + b.v * (h - toi),
+            None => b.x += b.v * h,
+        }
+        // never rest inside the ground (resting contact within round-off)
+        if let Some(y) = opts.ground_y
+            && b.x.y < y + b.params.radius
+        {
+            b.x.y = y + b.params.radius;
+        }
+    }
+    // drop zero-impulse records (touching without pushing)
+    for b in balls.iter_mut() {
+        b.hits.retain(|hh| hh.impulse.norm() > 0.0);
+    }
+    Ok(report)
+}

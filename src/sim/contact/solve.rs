@@ -1,0 +1,328 @@
+//! Solving a step's contact LCP and applying its impulses (METHOD §9): the rows' free
+//! velocities with Newton restitution, the warm start from the last step's active set,
+//! Lemke, the reported fallback without restitution and friction, then the impulses into
+//! the character (re-solving the step's own rows) and the balls.
+
+use super::delassus::{Delassus, delassus_matrix};
+use super::rows::{ContactRow, FLOOR_COMPLIANCE, RowFrame, RowKey, row_directions};
+use super::{ContactError, ContactOptions, ContactReport, ContactWorkspace};
+use crate::contact::impulse::{FrictionLayout, friction_lcp};
+use crate::contact::lcp::{LcpSolution, lemke, solve_from_support};
+use crate::dynamics::kkt::KktVector;
+use crate::dynamics::stabilize::Drift;
+use crate::dynamics::state::State;
+use crate::dynamics::step::Stepper;
+use crate::sim::balls::{Ball, Hit, Touched};
+use crate::skeleton::Model;
+use nalgebra::{DMatrix, DVector, Vector3, Vector6};
+
+/// The rows of a step's contact LCP and which of its variables were positive: the guess
+/// for the next step's (see [`solve_from_support`](crate::contact::lcp::solve_from_support)). Part of a run's state, since it
+/// decides the round-off of the next step's impulses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarmStart {
+    rows: Vec<RowKey>,
+    directions: usize,
+    support: Vec<bool>,
+}
+
+impl WarmStart {
+    /// The guessed support of an LCP whose rows are `rows` (in `layout`): each row seen
+    /// last step as it was then, a new row inactive (a new contact mostly opens).
+    pub(super) fn support_for(&self, rows: &[RowKey], layout: FrictionLayout) -> Vec<bool> {
+        let before = FrictionLayout {
+            contacts: self.rows.len(),
+            directions: self.directions,
+        };
+        let mut out = vec![false; layout.size()];
+        for (c, key) in rows.iter().enumerate() {
+            let Some(p) = self.rows.iter().position(|k| k == key) else {
+                continue;
+            };
+            out[layout.normal(c)] = self.support[before.normal(p)];
+            out[layout.slack(c)] = self.support[before.slack(p)];
+            for k in 0..layout.directions {
+                out[layout.tangent(c, k)] = self.support[before.tangent(p, k)];
+            }
+        }
+        out
+    }
+}
+
+/// Round-off allowed in an accepted warm start, relative to the LCP's scale.
+const WARM_START_TOLERANCE: f64 = 1e-12;
+/// Rounds of active-set changes tried from the last step's support before Lemke.
+const WARM_START_ROUNDS: usize = 4;
+
+/// Build the Delassus matrix of `rows`, solve the frictional LCP (falling back, reported,
+/// to no restitution and no friction) and apply the impulses to the character and balls.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn solve_and_apply(
+    model: &Model,
+    state: &State,
+    stepper: &mut Stepper,
+    balls: &mut [Ball],
+    v_free: &[Vector3<f64>],
+    rows: &[ContactRow],
+    opts: &ContactOptions,
+    t: f64,
+    h: f64,
+    ws: &mut ContactWorkspace,
+    report: &mut ContactReport,
+) -> Result<(), ContactError> {
+    let n = model.num_bodies();
+    let u_free: Vec<Vector6<f64>> = stepper.velocities().to_vec();
+    let nc = rows.len();
+    let d = opts.directions;
+    let layout = FrictionLayout {
+        contacts: nc,
+        directions: d,
+    };
+    let nr = layout.rows();
+    let dirs = row_directions(rows, d);
+    let frame = RowFrame {
+        rows,
+        dirs: &dirs,
+        balls,
+        v_free,
+        state,
+        u_free: &u_free,
+    };
+    let (free, plain) = free_velocities(&frame, opts);
+    let Delassus {
+        matrix: delassus,
+        row_wrenches,
+        ball_resp,
+    } = delassus_matrix(&frame, stepper, ws, n, t)?;
+    let z = solve_lcp(rows, layout, &delassus, &free, &plain, ws, report, t)?;
+    report.contacts = nc;
+    // Apply: the impulses on the character's bodies, then one solve for its answer.
+    let rhs = ws.rhs.get_or_insert_with(|| KktVector::zeros(n));
+    if rhs.body.len() != n {
+        *rhs = KktVector::zeros(n);
+    }
+    rhs.fill_zero();
+    let mut ball_dv = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
+    let mut pushed = false;
+    for k in 0..nr {
+        let lam = z[k];
+        if lam == 0.0 {
+            continue;
+        }
+        for (b, w) in row_wrenches[k].iter().flatten() {
+            rhs.body[*b] += w * lam;
+            pushed = true;
+        }
+        for (i, r) in ball_resp[k].iter().enumerate() {
+            ball_dv[i].0 += r.0 * lam;
+            ball_dv[i].1 += r.1 * lam;
+        }
+        let (c, dir) = dirs[k];
+        let r = &rows[c];
+        let Some(ball) = r.ball() else {
+            report.floor_impulse += dir * lam;
+            continue;
+        };
+        if r.other == Touched::Ground {
+            report.ground_impulse += dir * lam;
+        }
+        // one record per contact episode: continuing contact (e.g. resting on the
+        // ground) accumulates into the last record of the same pair
+        if let Some(hit) = balls[ball]
+            .hits
+            .iter_mut()
+            .rev()
+            .find(|x| x.other == r.other && x.t + x.duration >= t - 1.5 * h)
+        {
+            hit.impulse += dir * lam;
+            hit.duration = (t + h - hit.t).max(hit.duration);
+        } else {
+            balls[ball].hits.push(Hit {
+                t: t + r.toi,
+                other: r.other,
+                impulse: dir * lam,
+                duration: 0.0,
+            });
+        }
+    }
+    // The impulses into the step: re-solving its own (nonlinear, momentum-form) rows with
+    // them, as the linear response alone leaves the gyroscopic rows unbalanced by
+    // O(h I |Δω|²), an angular momentum error of the whole figure; with the improved
+    // implicit scheme, whose second stage has no single factorisation to re-solve with,
+    // the linear response as the LCP saw it.
+    let mut du = vec![Vector6::zeros(); n];
+    if pushed {
+        let root_rows = if stepper.options().drift == Drift::ImprovedImplicit {
+            stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
+                t,
+                message: e.to_string(),
+            })?;
+            du.copy_from_slice(&rhs.body);
+            stepper.add_velocities(&du);
+            rhs.rows[0]
+        } else {
+            let before = stepper.velocities().to_vec();
+            let root_before = stepper.root_impulse();
+            stepper
+                .resolve_with_impulses(&rhs.body)
+                .map_err(|e| ContactError::Lcp {
+                    t,
+                    message: e.to_string(),
+                })?;
+            for (d, (a, b)) in du.iter_mut().zip(stepper.velocities().iter().zip(&before)) {
+                *d = a - b;
+            }
+            stepper.root_impulse() - root_before
+        };
+        // what holds the root answers too: a pinned root's rows, or the implicit spring's
+        // reaction (so the momentum balance closes with either)
+        let spring = stepper.root_spring_reaction(&du[0]);
+        report.root_impulse += Vector3::new(root_rows[0], root_rows[1], root_rows[2])
+            + Vector3::new(spring[0], spring[1], spring[2]);
+    }
+    if !du.iter().all(|x| x.iter().all(|v| v.is_finite())) {
+        return Err(ContactError::Lcp {
+            t,
+            message: "non-finite impulse response".into(),
+        });
+    }
+    for (b, body) in model.bodies.iter().enumerate() {
+        report.character_momentum += Vector3::new(du[b][0], du[b][1], du[b][2]) * body.mass;
+    }
+    for (i, b) in balls.iter().enumerate() {
+        report.ball_momentum += ball_dv[i].0 * b.params.mass;
+    }
+    for (i, b) in balls.iter_mut().enumerate() {
+        b.w += ball_dv[i].1;
+        // keep the received velocity change for the position update
+        b.v = v_free[i] + ball_dv[i].0;
+    }
+    Ok(())
+}
+
+/// The rows' free velocities relative to the surfaces (after the free step), with Newton
+/// restitution and the gap bias on the normal rows; and the same without either (`plain`,
+/// for the fallback).
+fn free_velocities(frame: &RowFrame, opts: &ContactOptions) -> (DVector<f64>, DVector<f64>) {
+    let (rows, dirs, balls, v_free, state, u_free) = (
+        frame.rows,
+        frame.dirs,
+        frame.balls,
+        frame.v_free,
+        frame.state,
+        frame.u_free,
+    );
+    // Balls' (velocity, spin) after the free step and at the start of the step; the
+    // character's at the start of the step.
+    let ball_free: Vec<(Vector3<f64>, Vector3<f64>)> = balls
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (v_free[i], b.w))
+        .collect();
+    let ball_start: Vec<(Vector3<f64>, Vector3<f64>)> = balls.iter().map(|b| (b.v, b.w)).collect();
+    let u_start: Vec<Vector6<f64>> = state.bodies.iter().map(|s| s.twist()).collect();
+    // Free contact velocities relative to the surfaces, with Newton restitution and the
+    // gap bias on the normal rows.
+    let nr = dirs.len();
+    let mut free = DVector::zeros(nr);
+    for k in 0..nr {
+        let (c, dir) = dirs[k];
+        free[k] = frame.velocity(k, u_free, &ball_free) - rows[c].surface_velocity.dot(&dir);
+    }
+    let plain = free.clone();
+    for (c, r) in rows.iter().enumerate() {
+        // Restitution from the approach velocity at the start of the step (METHOD §9:
+        // w = J u⁺ + e·min(0, J u_k)), not after the free step: the step's own forces
+        // (gravity on a limb, PD torques, a pinned root's motion) must not change the
+        // bounce.
+        let vn = frame.velocity(c, &u_start, &ball_start) - r.surface_velocity.dot(&r.n);
+        if vn < -opts.restitution_threshold {
+            free[c] += r.restitution * vn;
+        }
+        free[c] += r.bias;
+    }
+    (free, plain)
+}
+
+/// Solve the frictional LCP of `rows` (Delassus matrix `delassus`, free velocities `free`,
+/// `plain` without restitution): from the last step's active set, else with Lemke, else
+/// (reported) without restitution and friction. The impulses, in `layout`'s order.
+#[allow(clippy::too_many_arguments)]
+fn solve_lcp(
+    rows: &[ContactRow],
+    layout: FrictionLayout,
+    delassus: &DMatrix<f64>,
+    free: &DVector<f64>,
+    plain: &DVector<f64>,
+    ws: &mut ContactWorkspace,
+    report: &mut ContactReport,
+    t: f64,
+) -> Result<DVector<f64>, ContactError> {
+    let nc = layout.contacts;
+    let d = layout.directions;
+    let mu: Vec<f64> = rows.iter().map(|r| r.friction).collect();
+    // The previous step's active set first (the same rows: planted feet, a resting ball),
+    // then Lemke.
+    let key: Vec<RowKey> = rows.iter().map(|r| (r.owner, r.other, r.id)).collect();
+    let guess = ws
+        .warm_start
+        .take()
+        .filter(|w| w.directions == d)
+        .map(|w| w.support_for(&key, layout));
+    // opposite friction directions (d even: t_k and t_(k+d/2) = −t_k) are never both on
+    let mut partner = vec![None; layout.size()];
+    if d.is_multiple_of(2) {
+        for c in 0..nc {
+            for k in 0..d {
+                partner[layout.tangent(c, k)] = Some(layout.tangent(c, (k + d / 2) % d));
+            }
+        }
+    }
+    let solve = || -> Result<(LcpSolution, bool), String> {
+        let (m, q) = friction_lcp(layout, delassus, free, &mu).map_err(|e| e.to_string())?;
+        if let Some(sol) = guess.as_ref().and_then(|g| {
+            solve_from_support(&m, &q, g, &partner, WARM_START_TOLERANCE, WARM_START_ROUNDS)
+        }) {
+            return Ok((sol, true));
+        }
+        Ok((lemke(&m, &q).map_err(|e| e.to_string())?, false))
+    };
+    let z = match solve() {
+        Ok((sol, warm)) => {
+            report.pivots = sol.pivots;
+            report.warm_started = warm;
+            ws.warm_start = Some(WarmStart {
+                rows: key,
+                directions: d,
+                support: sol.z.iter().map(|&v| v > 0.0).collect(),
+            });
+            sol.z
+        }
+        Err(_) => {
+            // Fallback (METHOD §9: squeezed balls can make the frictional LCP unsolvable):
+            // no restitution, no friction — reported. The normal rows alone, the ball rows
+            // with the floor rows' relative compliance too: the matrix is then positive
+            // definite and its LCP always has a solution (the frictional LCP with μ = 0,
+            // tried before, still ended on a secondary ray for a fallen dancer).
+            report.fallback = true;
+            let mut f0 = plain.rows(0, nc).into_owned();
+            for (c, r) in rows.iter().enumerate() {
+                f0[c] += r.bias;
+            }
+            let mut normal = delassus.view((0, 0), (nc, nc)).into_owned();
+            for (c, r) in rows.iter().enumerate() {
+                if r.ball().is_some() {
+                    normal[(c, c)] += FLOOR_COMPLIANCE * normal[(c, c)].abs();
+                }
+            }
+            let sol = lemke(&normal, &f0).map_err(|e| ContactError::Lcp {
+                t,
+                message: e.to_string(),
+            })?;
+            let mut z = DVector::zeros(layout.size());
+            z.rows_mut(0, nc).copy_from(&sol.z);
+            z
+        }
+    };
+    Ok(z)
+}

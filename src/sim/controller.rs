@@ -1,0 +1,191 @@
+//! The tracking controller's side of a run (METHOD §7, §12.4): the stiffness schedule,
+//! each step's joint targets and stiffness (the reference's, or once fallen the
+//! protective pose) and the root's target, and the balance watch that lets go.
+
+use crate::Character;
+use crate::dynamics::step::{Root, RootTarget};
+use crate::motion::kinematics::{BodyKinematics, JointMotion};
+use crate::sim::balance::extrapolated_com;
+use crate::sim::feedforward::root_target;
+use crate::sim::root::RootMode;
+use crate::sim::run::{SimOptions, Simulation};
+use crate::sim::support::ClipFloor;
+use nalgebra::{UnitQuaternion, Vector3, Vector6};
+
+/// What the PD controller holds once the character has let go (METHOD §12.4): the pose
+/// it was in, at a fraction of the stiffness it had.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct ProtectivePose {
+    targets: Vec<JointMotion>,
+    stiffness: Vec<[f64; 3]>,
+}
+
+/// The tracking stiffness schedule of a run (per step, per joint dof): from the clip's
+/// inverse dynamics torques, with a floor for gravity (stiffer for the joints that carry
+/// the figure when it stands on `floor`).
+pub(super) fn stiffness_schedule(
+    character: &Character,
+    opts: &SimOptions,
+    floor: &ClipFloor,
+    kin0: &[BodyKinematics],
+) -> Vec<Vec<f64>> {
+    let model = &character.model;
+    let table = character.inverse_dynamics(opts.step);
+    let mut grav = crate::dynamics::control::gravity_stiffness(model, kin0);
+    if opts.ground && matches!(opts.root, RootMode::Spring(_)) {
+        // Standing, the joints from the feet up carry the rest of the figure
+        // (an inverted pendulum): their feedback must be stiffer than its
+        // gravity, or the smallest push grows (a 10 g ball tipped the demo
+        // walk's feet by 57°).
+        let held = crate::dynamics::control::supported_gravity_stiffness(model, kin0);
+        for (b, g) in grav.iter_mut().enumerate() {
+            if floor.standing[b] {
+                *g = g.max(held[b]);
+            }
+        }
+    }
+    let offsets = model.dof_offsets();
+    let mut floor = vec![opts.gains.k_0; model.joint_dofs()];
+    for (b, body) in model.bodies.iter().enumerate() {
+        if let Some(j) = &body.joint {
+            for i in 0..j.dof() {
+                floor[offsets[b] + i] += opts.gains.k_g * grav[b];
+            }
+        }
+    }
+    table
+        .tau
+        .iter()
+        .map(|tau| {
+            tau.iter()
+                .zip(&floor)
+                .map(|(t, f)| opts.gains.k_s * t.abs() + f)
+                .collect()
+        })
+        .collect()
+}
+
+impl Simulation<'_> {
+    /// Set controller targets/stiffness for step k (→ k+1) and the reference at t_{k+1}
+    /// in `self.kin`. Returns the root target.
+    pub(super) fn prepare_step(&mut self) -> Root {
+        let model = &self.character.model;
+        let t1 = (self.k + 1) as f64 * self.opts.step;
+        let reference = &self.character.reference;
+        // self.kin holds the reference at t_k (the state's time) until it is resampled
+        let before = self.kin[0];
+        reference.sample(model, t1, &mut self.scratch, &mut self.kin);
+        reference.joint_targets(model, t1, &mut self.scratch, &mut self.targets);
+        let sched = self.feedforward.stiffness.get(
+            self.k
+                .min(self.feedforward.stiffness.len().saturating_sub(1)),
+        );
+        if let Some(p) = &self.protective {
+            // fallen: the joints hold the protective pose and the root is free
+            for b in 1..model.num_bodies() {
+                self.tracking.set_target(b, &p.targets[b]);
+                self.tracking.stiffness[b] = p.stiffness[b];
+            }
+            return Root::Free;
+        }
+        for (b, body) in model.bodies.iter().enumerate().skip(1) {
+            let jm = JointMotion {
+                q_rel: self.targets.q_rel[b],
+                w: self.targets.w_rel[b],
+                dw: Vector3::zeros(),
+            };
+            self.tracking.set_target(b, &jm);
+            if let (Some(s), Some(j)) = (sched, body.joint.as_ref()) {
+                for i in 0..j.dof() {
+                    self.tracking.stiffness[b][i] = s[self.offsets[b] + i];
+                }
+            }
+        }
+        let target = root_target(&before, &self.kin[0], self.opts.step);
+        match &self.opts.root {
+            RootMode::Pinned => Root::Pinned(target),
+            // the root's feedforward impulse comes with ψ (see `add_feedforward`)
+            RootMode::Spring(tuning) => {
+                Root::Spring(self.spring_scale.spring(tuning, target, Vector6::zeros()))
+            }
+        }
+    }
+
+    /// When the character let go of its reference and fell (METHOD §12.4), s.
+    pub fn fall_time(&self) -> Option<f64> {
+        self.balance.fell_at
+    }
+
+    /// Largest change of the extrapolated centre of mass from the reference's so far, m
+    /// (standing runs; 0 otherwise).
+    pub fn peak_xcom_change_m(&self) -> f64 {
+        self.balance.peak_xcom_change_m
+    }
+
+    /// After a step of a standing run: has the hit put the character out of balance? If
+    /// so, let go: the root is freed, ψ fades out and the joints hold a protective pose.
+    pub(super) fn watch_balance(&mut self) {
+        let (Some(g), RootMode::Spring(tuning)) = (&self.ground, &self.opts.root) else {
+            return;
+        };
+        if self.protective.is_some() {
+            return;
+        }
+        let model = &self.character.model;
+        // self.kin holds the reference at the state's time (see prepare_step)
+        let (s, r) = (&self.state.bodies, &self.kin);
+        let xi = extrapolated_com(model, g.floor_y, |b| (s[b].x, s[b].v));
+        let xi_ref = extrapolated_com(model, g.floor_y, |b| (r[b].x, r[b].v));
+        let spring = self.spring_scale.spring(
+            tuning,
+            RootTarget {
+                x: r[0].x,
+                q: r[0].q,
+                v: r[0].v,
+                w: r[0].w,
+            },
+            Vector6::zeros(),
+        );
+        let pull = spring.k_linear * (r[0].x - s[0].x) + spring.d_linear * (r[0].v - s[0].v);
+        let weight = self.spring_scale.mass * model.gravity.norm().max(1e-9);
+        let t = self.time();
+        let last_hit = self
+            .balls
+            .iter()
+            .flat_map(|b| &b.hits)
+            .filter(|h| matches!(h.other, crate::sim::balls::Touched::Body(_)))
+            .map(|h| h.t + h.duration)
+            .reduce(f64::max);
+        let (xcom_change, pull_bw) = ((xi - xi_ref).norm(), pull.norm() / weight);
+        if self
+            .balance
+            .observe(&self.opts.falls, t, xcom_change, pull_bw, last_hit)
+        {
+            self.let_go();
+        }
+    }
+
+    /// Let go of the reference: the joints hold the pose they are in, at a fraction of
+    /// their stiffness (METHOD §12.4's protective pose, braced but yielding).
+    fn let_go(&mut self) {
+        let model = &self.character.model;
+        let n = model.num_bodies();
+        let s = &self.state.bodies;
+        let mut targets = vec![
+            JointMotion {
+                q_rel: UnitQuaternion::identity(),
+                w: Vector3::zeros(),
+                dw: Vector3::zeros(),
+            };
+            n
+        ];
+        let mut stiffness = vec![[0.0; 3]; n];
+        let fraction = self.opts.falls.protective_stiffness;
+        for (b, body) in model.bodies.iter().enumerate().skip(1) {
+            let Some(a) = body.parent else { continue };
+            targets[b].q_rel = s[a].q.inverse() * s[b].q;
+            stiffness[b] = self.tracking.stiffness[b].map(|k| k * fraction);
+        }
+        self.protective = Some(ProtectivePose { targets, stiffness });
+    }
+}

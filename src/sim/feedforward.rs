@@ -1,0 +1,292 @@
+//! The discrete-time inverse dynamics (METHOD §6): the feedforward ψ computed along the
+//! integrator's own unperturbed path, and the root targets it and the step aim at.
+//!
+//! ## Discrete-time feedforward (METHOD §6, beyond the thesis)
+//! ψ_k is chosen so that one step from the state at t_k lands on the velocity u* that
+//! takes the bodies to the reference pose at t_{k+1} (projected onto the joint
+//! constraints at t_k, which the step enforces): with the step's momentum rows
+//! `F(u) − Jᵀλ = rhs + h·Hᵀψ`, the generalised force `F(u*) − F(u₀)` (u₀: the same step
+//! with ψ = 0) is split by the O(n) tree sweep into Jᵀλ + Hᵀ(hψ) + J_rᵀλ_r. ψ is computed
+//! along the integrator's own unperturbed path, re-targeting the reference pose every
+//! step, so the O(h²) per-step mismatch between joint-space and body-space updates does
+//! not accumulate. ψ is an external torque (no gradient), so it changes only the step's
+//! right-hand side: both the feedforward and every simulation step solve with ψ = 0 and
+//! then add ψ by re-solving with the same factorisation. The feedforward thus costs one
+//! factorisation per step, not two, and an unperturbed simulation reproduces its path to
+//! the last bit.
+
+use crate::dynamics::control::feedforward_torque;
+use crate::dynamics::inverse::{InverseWorkspace, JointTorques, wrench_to_joint_torques};
+use crate::dynamics::kkt::{BlockTree, KktVector};
+use crate::dynamics::stabilize::{Drift, assemble_projection};
+use crate::dynamics::state::State;
+use crate::dynamics::step::{Root, RootTarget};
+use crate::motion::kinematics::BodyKinematics;
+use crate::sim::root::RootMode;
+use crate::sim::run::{SimError, Simulation, step_error};
+use crate::sim::support::{FloorSplit, SupportContact, SupportSplit};
+use nalgebra::{UnitQuaternion, Vector3, Vector6};
+
+/// Precomputed per-step feedforward and stiffness schedules.
+#[derive(Clone, Debug)]
+pub struct Feedforward {
+    /// Step, s.
+    pub h: f64,
+    /// Per step k: ψ_k stacked per joint DOF (N·m, body-relative).
+    pub psi: Vec<Vec<f64>>,
+    /// Per step k: stiffness per DOF (N·m/rad), from the continuous inverse dynamics.
+    pub stiffness: Vec<Vec<f64>>,
+    /// Per step k: the root's support over the step (world; N·s, then N·m·s about its COM):
+    /// for a pinned root what its rows gave it; for a spring-held root the impulse added
+    /// with ψ (all of the "hand of god", or with `ground` the residual the floor leaves).
+    pub root_impulse: Vec<Vector6<f64>>,
+    /// Largest |u⁺ − u*| over the precompute (m/s or rad/s): how exactly the step with ψ
+    /// lands on its target.
+    pub max_landing_error: f64,
+    /// Time of the worst landing, s.
+    pub worst_landing_time: f64,
+    /// Per step k: the floor contacts that carry the figure (METHOD §12.2), when the
+    /// root is spring-held; empty otherwise.
+    pub support: Vec<Vec<SupportContact>>,
+    /// Size of the split of the root's support (METHOD §12.2), over the clip.
+    pub support_split: SupportSplit,
+}
+
+/// Add ψ's joint torques (body-relative, N·m) as equal and opposite world torques on each
+/// joint's two bodies at `state`.
+pub(super) fn add_feedforward_wrenches(
+    model: &crate::skeleton::Model,
+    state: &State,
+    offsets: &[usize],
+    psi: &[f64],
+    out: &mut [(Vector3<f64>, Vector3<f64>)],
+) {
+    for (b, body) in model.bodies.iter().enumerate().skip(1) {
+        let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else {
+            continue;
+        };
+        let off = offsets[b];
+        let t = feedforward_torque(
+            model,
+            b,
+            &state.bodies[a],
+            &state.bodies[b],
+            &psi[off..off + j.dof()],
+        );
+        out[b].1 += t;
+        out[a].1 -= t;
+    }
+}
+
+/// The root's target at the end of a step: the reference pose at t_{k+1}, reached with
+/// the twist that carries the reference pose at t_k there in one step of `h` (x⁺ = x + h v,
+/// R⁺ = exp([hω]×) R), not the spline's instantaneous twist at t_{k+1}. With it the
+/// unperturbed root lands exactly on its reference pose, as every other body does in the
+/// discrete-time inverse dynamics, so a spring-held root meets no O(h²) defect each step
+/// to pull against (it drifted ~1 mm and shook the joints by 0.3° with the spline twist).
+pub(super) fn root_target(before: &BodyKinematics, after: &BodyKinematics, h: f64) -> RootTarget {
+    RootTarget {
+        x: after.x,
+        q: after.q,
+        v: (after.x - before.x) / h,
+        w: (after.q * before.q.inverse()).scaled_axis() / h,
+    }
+}
+
+impl Simulation<'_> {
+    /// The discrete-time inverse dynamics along the integrator's unperturbed path. With a
+    /// spring-held root the floor takes its share of the root's support (METHOD §12.2): ψ
+    /// then carries the weight through the legs, the root keeps the residual, and the
+    /// floor impulses are recorded for the simulation's contacts to meet.
+    pub(super) fn compute_feedforward(&mut self) -> Result<Feedforward, SimError> {
+        let model = &self.character.model;
+        let n = model.num_bodies();
+        let h = self.opts.step;
+        let steps = self.num_steps();
+        let mut psi_all = Vec::with_capacity(steps);
+        let mut root_impulse_all = Vec::with_capacity(steps);
+        let parents: Vec<Option<usize>> = model.bodies.iter().map(|b| b.parent).collect();
+        let mut proj = BlockTree::new(&parents).map_err(|e| SimError::Settings(e.to_string()))?;
+        let mut x = KktVector::zeros(n);
+        let mut y = KktVector::zeros(n);
+        let mut ws = InverseWorkspace::default();
+        let mut out = JointTorques::default();
+        let mut wrenches = vec![(Vector3::zeros(), Vector3::zeros()); n];
+        let mut landing: f64 = 0.0;
+        let mut worst_at = 0.0;
+        let mut split = FloorSplit::new(model, self.floor_height(), h);
+        let spring = matches!(self.opts.root, RootMode::Spring(_));
+        let mut support_all = Vec::with_capacity(if spring { steps } else { 0 });
+        self.tracking.enabled = self.opts.feedback;
+        self.reset();
+        for k in 0..steps {
+            self.k = k;
+            let t = k as f64 * h;
+            let root = self.prepare_step();
+            let start = self.state.clone();
+            // u*: body displacements to the reference pose at t+h, projected onto the
+            // joint constraints at p_k (root rows: the root target twist).
+            let target = match &root {
+                Root::Pinned(t) => *t,
+                // re-targeted from where the root is: the stabilisation moves a free root
+                // by round-off each step, and a target that didn't see it let the whole
+                // figure drift (0.0017° per step on the demo walk)
+                Root::Spring(s) => RootTarget {
+                    v: (s.target.x - start.bodies[0].x) / h,
+                    w: (s.target.q * start.bodies[0].q.inverse()).scaled_axis() / h,
+                    ..s.target
+                },
+                Root::Free => {
+                    return Err(SimError::Settings(
+                        "the feedforward needs the root held to its mocap path".into(),
+                    ));
+                }
+            };
+            assemble_projection(model, &start.bodies, Some(&target), &mut proj)
+                .map_err(|e| SimError::Settings(e.to_string()))?;
+            for b in 0..n {
+                let s = &start.bodies[b];
+                let dv = (self.kin[b].x - s.x) / h;
+                let dw = (self.kin[b].q * s.q.inverse()).scaled_axis() / h;
+                x.body[b] = Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z);
+                x.rows[b] = Vector6::zeros();
+            }
+            proj.apply(&x, &mut y); // y.rows = J û
+            let u_hat = x.body.clone();
+            for b in 0..n {
+                x.body[b] = Vector6::zeros();
+                let c = proj.rows(b);
+                let mut r = -y.rows[b];
+                if b == 0 {
+                    r = Vector6::new(
+                        target.v.x, target.v.y, target.v.z, target.w.x, target.w.y, target.w.z,
+                    ) - y.rows[0];
+                }
+                for i in c..6 {
+                    r[i] = 0.0;
+                }
+                x.rows[b] = r;
+            }
+            proj.factor()
+                .map_err(|e| SimError::Settings(e.to_string()))?;
+            proj.solve(&mut x)
+                .map_err(|e| SimError::Settings(e.to_string()))?;
+            let u_star: Vec<Vector6<f64>> = (0..n).map(|b| u_hat[b] + x.body[b]).collect();
+            // u₀: the step with ψ = 0, solved but not finished: ψ is then added by
+            // re-solving with its factorisation, exactly as `step` does.
+            self.solve_without_feedforward(&root, None, None, t)?;
+            // F(u*) − F(u₀), F(u) = A u − G ω + N(ω) (rotational rows in momentum form).
+            let u0 = self.stepper.velocities();
+            for (b, us) in u_star.iter().enumerate() {
+                x.body[b] = us - u0[b];
+                x.rows[b] = Vector6::zeros();
+            }
+            self.stepper.kkt().apply(&x, &mut y);
+            for (b, w) in wrenches.iter_mut().enumerate() {
+                let s = &start.bodies[b];
+                let iw = s.world_inertia(&model.bodies[b].inertia);
+                // the same momentum-form rows as the step: N(ω) and its Jacobian at ω_k
+                let (_, gj) = crate::dynamics::step::gyro_n_and_jacobian(h, &iw, &s.w);
+                let nn = |w: &Vector3<f64>| {
+                    let l = iw * w;
+                    UnitQuaternion::from_scaled_axis(w * h) * l - l - gj * w
+                };
+                let ws_ = Vector3::new(u_star[b][3], u_star[b][4], u_star[b][5]);
+                let w0 = Vector3::new(u0[b][3], u0[b][4], u0[b][5]);
+                let rot = nn(&ws_) - nn(&w0);
+                let g = y.body[b];
+                *w = (
+                    Vector3::new(g[0], g[1], g[2]) / h,
+                    (Vector3::new(g[3], g[4], g[5]) + rot) / h,
+                );
+            }
+            let qs: Vec<UnitQuaternion<f64>> = start.bodies.iter().map(|s| s.q).collect();
+            wrench_to_joint_torques(model, &qs, &wrenches, &mut ws, &mut out);
+            let poses: Vec<_> = start.bodies.iter().map(|s| (s.x, s.q)).collect();
+            let split_error =
+                |e| SimError::Settings(format!("floor support split at t = {t:.4} s: {e}"));
+            let psi = if !spring {
+                let psi = out.tau.clone();
+                // The real step with ψ (the improved implicit scheme's stages can't be
+                // re-solved: a full step).
+                if self.stepper.options().drift == Drift::ImprovedImplicit {
+                    self.solve_without_feedforward(&root, Some(&psi), None, t)?;
+                } else {
+                    self.add_feedforward(Some(&psi), None, t)?;
+                }
+                // the split's size only (the pinned root keeps carrying the figure)
+                let hand_of_god = self.stepper.root_impulse();
+                split
+                    .at(&poses, &u_star, &hand_of_god)
+                    .map_err(split_error)?;
+                split.record(&hand_of_god, &hand_of_god, false);
+                root_impulse_all.push(hand_of_god);
+                psi
+            } else {
+                // The spring-held root: what the sweep leaves at the root is the hand of
+                // god; the floor takes its share at the support points (their impulses
+                // external to the tree), and the joints supply the rest of the wrenches:
+                // ψ = sweep(W − floor), the root keeps the residual.
+                let hand_of_god = out.root_wrench() * h;
+                let mut support = split
+                    .at(&poses, &u_star, &hand_of_god)
+                    .map_err(split_error)?;
+                let standing = self.ground.is_some();
+                if standing {
+                    for (w, f) in wrenches.iter_mut().zip(&split.wrenches) {
+                        w.0 -= f.0;
+                        w.1 -= f.1;
+                    }
+                } else {
+                    support.clear();
+                }
+                wrench_to_joint_torques(model, &qs, &wrenches, &mut ws, &mut out);
+                let residual = out.root_wrench() * h;
+                let psi = out.tau.clone();
+                // Then the step exactly as `step` takes it: ψ and the root's residual by
+                // re-solving, the floor's impulses from the contact LCP (which meets the
+                // support points on the surfaces they move on), so an unperturbed run
+                // reproduces this path to the last bit.
+                self.add_feedforward(Some(&psi), Some(&residual), t)?;
+                self.floor_contacts(&support, t)?;
+                split.record(&hand_of_god, &residual, standing);
+                root_impulse_all.push(residual);
+                if standing {
+                    support_all.push(support);
+                }
+                psi
+            };
+            self.stepper
+                .finish(model, &mut self.state, &root)
+                .map_err(|e| step_error(self.character, e, t))?;
+            for (b, us) in u_star.iter().enumerate() {
+                let e = (self.state.bodies[b].twist() - us).amax();
+                if e > landing {
+                    landing = e;
+                    worst_at = t;
+                }
+            }
+            psi_all.push(psi);
+        }
+        let mut ff = std::mem::replace(
+            &mut self.feedforward,
+            Feedforward {
+                h,
+                psi: vec![],
+                root_impulse: vec![],
+                stiffness: vec![],
+                max_landing_error: 0.0,
+                worst_landing_time: 0.0,
+                support: vec![],
+                support_split: SupportSplit::default(),
+            },
+        );
+        ff.psi = psi_all;
+        ff.root_impulse = root_impulse_all;
+        ff.max_landing_error = landing;
+        ff.worst_landing_time = worst_at;
+        ff.support = support_all;
+        ff.support_split = split.summary();
+        Ok(ff)
+    }
+}

@@ -1,0 +1,207 @@
+//! What a run recorded: per step the poses, the tracking and constraint errors, the
+//! root's offset, the balls and the contacts (filled after every step), and the recorded
+//! run resampled at the clip's frame times for export.
+
+use crate::motion::kinematics::BodyKinematics;
+use crate::motion::reference::ReferenceScratch;
+use crate::sim::balls::ContactReport;
+use crate::sim::ground::foot_slip;
+use crate::sim::run::Simulation;
+use crate::sim::{BallTrack, BodyPose, Trajectory};
+use nalgebra::Vector3;
+
+/// Per-step record of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    /// Step end times, s.
+    pub times: Vec<f64>,
+    /// Body poses at each step end.
+    pub poses: Vec<Vec<BodyPose>>,
+    /// Per step: RMS over joints of the joint-angle error vs the reference, degrees.
+    pub rms_error_deg: Vec<f64>,
+    /// Per step: largest joint-angle error and its body, degrees.
+    pub max_error_deg: Vec<(f64, usize)>,
+    /// Per step: largest joint separation, m.
+    pub constraint_error_m: Vec<f64>,
+    /// Per step: distance of the root's COM from its reference position, m.
+    pub root_offset_m: Vec<f64>,
+    /// Per step: angle between the root's orientation and its reference, degrees.
+    pub root_tilt_deg: Vec<f64>,
+    /// Per step: every ball's centre (m), `None` before launch.
+    pub balls: Vec<Vec<Option<Vector3<f64>>>>,
+    /// Per step: the contact phase's report.
+    pub contacts: Vec<ContactReport>,
+    /// Per step: the deepest any capsule end lies below the floor beyond where the
+    /// reference puts it, m (spring-held root; empty otherwise).
+    pub ground_penetration_m: Vec<f64>,
+    /// Per step: the horizontal offset from the reference (m) of each capsule end the
+    /// reference supports (spring-held root; empty otherwise). See [`Record::foot_slip_m`].
+    pub support_offsets: Vec<Vec<(usize, [f64; 2])>>,
+}
+
+impl Record {
+    /// Largest horizontal drift of a foot while the reference holds it planted, m.
+    pub fn foot_slip_m(&self) -> f64 {
+        foot_slip(&self.support_offsets)
+    }
+
+    /// Deepest ground penetration of the run, m.
+    pub fn max_ground_penetration_m(&self) -> f64 {
+        self.ground_penetration_m
+            .iter()
+            .copied()
+            .fold(0.0, f64::max)
+    }
+
+    /// The largest joint-angle error of the run: (step index, degrees, body).
+    pub fn peak_error(&self) -> (usize, f64, usize) {
+        self.max_error_deg
+            .iter()
+            .enumerate()
+            .fold(
+                (0, 0.0, 0),
+                |acc, (k, x)| if x.0 > acc.1 { (k, x.0, x.1) } else { acc },
+            )
+    }
+
+    /// Cut the record to its first `k` steps.
+    pub(super) fn truncate(&mut self, k: usize) {
+        let r = self;
+        r.times.truncate(k);
+        r.poses.truncate(k);
+        r.rms_error_deg.truncate(k);
+        r.max_error_deg.truncate(k);
+        r.constraint_error_m.truncate(k);
+        r.root_offset_m.truncate(k);
+        r.root_tilt_deg.truncate(k);
+        r.balls.truncate(k);
+        r.contacts.truncate(k);
+        r.ground_penetration_m.truncate(k);
+        r.support_offsets.truncate(k);
+    }
+}
+
+impl Simulation<'_> {
+    /// Joint-angle errors vs the reference at the state's time (kinematics in self.kin).
+    pub(super) fn record_state(&mut self) {
+        let model = &self.character.model;
+        let (mut sq, mut cnt, mut worst) = (0.0, 0usize, (0.0f64, 0usize));
+        for (b, body) in model.bodies.iter().enumerate().skip(1) {
+            let Some(a) = body.parent else { continue };
+            let sim_rel = self.state.bodies[a].q.inverse() * self.state.bodies[b].q;
+            let err = (self.targets.q_rel[b].inverse() * sim_rel)
+                .angle()
+                .to_degrees();
+            sq += err * err;
+            cnt += 1;
+            if err > worst.0 {
+                worst = (err, b);
+            }
+        }
+        self.record.times.push(self.time());
+        self.record.poses.push(
+            self.state
+                .bodies
+                .iter()
+                .map(|s| BodyPose { x: s.x, q: s.q })
+                .collect(),
+        );
+        self.record.rms_error_deg.push(if cnt > 0 {
+            (sq / cnt as f64).sqrt()
+        } else {
+            0.0
+        });
+        self.record.max_error_deg.push(worst);
+        self.record
+            .constraint_error_m
+            .push(self.state.max_joint_separation(model));
+        // self.kin holds the reference at the state's time (see prepare_step)
+        let (root, reference) = (&self.state.bodies[0], &self.kin[0]);
+        self.record
+            .root_offset_m
+            .push((root.x - reference.x).norm());
+        self.record
+            .root_tilt_deg
+            .push((reference.q.inverse() * root.q).angle().to_degrees());
+        self.record
+            .balls
+            .push(self.balls.iter().map(|b| b.active.then_some(b.x)).collect());
+        if let Some(g) = &self.ground {
+            let let_go = self.protective.is_some();
+            let support = self
+                .k
+                .checked_sub(1)
+                .filter(|_| !let_go)
+                .and_then(|k| self.feedforward.support.get(k))
+                .map_or(&[][..], |v| v);
+            let mut offsets = Vec::with_capacity(support.len());
+            let deepest = g.measure(&self.state, &self.kin, support, let_go, &mut offsets);
+            self.record.ground_penetration_m.push(deepest);
+            self.record.support_offsets.push(offsets);
+        }
+    }
+
+    /// The recorded run resampled at the clip's frame times (frame 0 = the initial
+    /// state), for export.
+    pub fn trajectory(&self) -> Trajectory {
+        let model = &self.character.model;
+        let dt = self.character.clip.frame_time;
+        let frames = self.character.clip.num_frames() - model.figure.first_frame;
+        let h = self.opts.step;
+        let mut scratch = ReferenceScratch::default();
+        let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
+        self.character
+            .reference
+            .sample(model, 0.0, &mut scratch, &mut kin);
+        let initial: Vec<BodyPose> = kin.iter().map(|k| BodyPose { x: k.x, q: k.q }).collect();
+        let pose_at = |i: usize| {
+            if i == 0 {
+                &initial
+            } else {
+                &self.record.poses[(i - 1).min(self.record.poses.len().saturating_sub(1))]
+            }
+        };
+        let last = self.record.poses.len();
+        let poses = (0..frames)
+            .map(|f| {
+                let s = (f as f64 * dt / h).min(last as f64);
+                let i = s.floor() as usize;
+                let a = s - i as f64;
+                let (p0, p1) = (pose_at(i), pose_at((i + 1).min(last)));
+                p0.iter()
+                    .zip(p1)
+                    .map(|(x0, x1)| BodyPose {
+                        x: x0.x * (1.0 - a) + x1.x * a,
+                        q: x0.q.slerp(&x1.q, a),
+                    })
+                    .collect()
+            })
+            .collect();
+        let balls = self
+            .balls
+            .iter()
+            .enumerate()
+            .map(|(i, b)| BallTrack {
+                radius: b.params.radius,
+                positions: (0..frames)
+                    .map(|f| {
+                        let s = (f as f64 * dt / h).round() as usize;
+                        if s == 0 {
+                            None
+                        } else {
+                            self.record
+                                .balls
+                                .get(s - 1)
+                                .and_then(|v| v.get(i).copied().flatten())
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        Trajectory {
+            frame_time: dt,
+            poses,
+            balls,
+        }
+    }
+}
