@@ -256,18 +256,28 @@ pub fn gravity_stiffness(
     model: &Model,
     kin: &[crate::motion::kinematics::BodyKinematics],
 ) -> Vec<f64> {
-    let n = model.num_bodies();
     let (mass, moment) = subtree_mass_moments(model, kin);
-    (0..n)
-        .map(|b| match model.bodies[b].joint.as_ref() {
-            Some(j) if mass[b] > 0.0 => {
-                let joint_point = kin[b].x + kin[b].q * j.child_anchor;
-                let l = (moment[b] / mass[b] - joint_point).norm();
-                mass[b] * model.gravity.norm() * l
-            }
-            _ => 0.0,
-        })
+    (0..model.num_bodies())
+        .map(|b| joint_gravity_stiffness(model, kin, b, mass[b], &moment[b]))
         .collect()
+}
+
+/// m·g·l (N·m/rad) of a mass `m` (kg) whose first moment is `moment` (kg·m, world) about
+/// body b's joint, l the distance from the joint to its COM; 0 without a joint or mass.
+fn joint_gravity_stiffness(
+    model: &Model,
+    kin: &[crate::motion::kinematics::BodyKinematics],
+    b: usize,
+    m: f64,
+    moment: &Vector3<f64>,
+) -> f64 {
+    match model.bodies[b].joint.as_ref() {
+        Some(j) if m > 0.0 => {
+            let joint_point = kin[b].x + kin[b].q * j.child_anchor;
+            m * model.gravity.norm() * (moment / m - joint_point).norm()
+        }
+        _ => 0.0,
+    }
 }
 
 /// Per body: the gravitational stiffness m·g·l (N·m/rad) of everything its joint does NOT
@@ -279,18 +289,12 @@ pub fn supported_gravity_stiffness(
     model: &Model,
     kin: &[crate::motion::kinematics::BodyKinematics],
 ) -> Vec<f64> {
-    let n = model.num_bodies();
     let (mass, moment) = subtree_mass_moments(model, kin);
     let (total, total_moment) = (mass[0], moment[0]);
-    (0..n)
-        .map(|b| match model.bodies[b].joint.as_ref() {
-            Some(j) if total - mass[b] > 0.0 => {
-                let rest = total - mass[b];
-                let joint_point = kin[b].x + kin[b].q * j.child_anchor;
-                let l = ((total_moment - moment[b]) / rest - joint_point).norm();
-                rest * model.gravity.norm() * l
-            }
-            _ => 0.0,
+    (0..model.num_bodies())
+        .map(|b| {
+            let rest_moment = total_moment - moment[b];
+            joint_gravity_stiffness(model, kin, b, total - mass[b], &rest_moment)
         })
         .collect()
 }

@@ -146,7 +146,8 @@ impl Simulation<'_> {
             },
             Vector6::zeros(),
         );
-        let pull = spring.k_linear * (r[0].x - s[0].x) + spring.d_linear * (r[0].v - s[0].v);
+        let w = spring.wrench(&s[0]);
+        let pull = Vector3::new(w[0], w[1], w[2]);
         let weight = self.spring_scale.mass * model.gravity.norm().max(1e-9);
         let t = self.time();
         let last_hit = self

@@ -4,7 +4,6 @@
 
 use super::rows::{FLOOR_COMPLIANCE, Owner, RowFrame, RowWrenches};
 use super::{ContactError, ContactWorkspace};
-use crate::dynamics::kkt::KktVector;
 use crate::dynamics::step::Stepper;
 use crate::sim::balls::Touched;
 use nalgebra::{DMatrix, Vector3, Vector6};
@@ -24,10 +23,7 @@ pub(super) fn body_responses<'w>(
         ws.responses = vec![None; n];
     }
     if ws.responses[b].is_none() {
-        let rhs = ws.rhs.get_or_insert_with(|| KktVector::zeros(n));
-        if rhs.body.len() != n {
-            *rhs = KktVector::zeros(n);
-        }
+        let rhs = super::rhs_buffer(&mut ws.rhs, n);
         let mut out = Vec::with_capacity(6);
         for axis in 0..6 {
             for &i in &ws.path {

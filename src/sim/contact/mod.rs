@@ -88,6 +88,17 @@ pub struct ContactWorkspace {
     warm_start: Option<WarmStart>,
 }
 
+/// The workspace's scratch right-hand side for the step's factorisation, sized for `n`
+/// bodies (its contents are whatever the last use left). A free function over the field,
+/// so the workspace's other fields stay borrowable beside it.
+pub(super) fn rhs_buffer(slot: &mut Option<KktVector>, n: usize) -> &mut KktVector {
+    let rhs = slot.get_or_insert_with(|| KktVector::zeros(n));
+    if rhs.body.len() != n {
+        *rhs = KktVector::zeros(n);
+    }
+    rhs
+}
+
 impl ContactWorkspace {
     /// The active set the next contact phase tries first (`None`: straight to Lemke).
     pub fn warm_start(&self) -> Option<&WarmStart> {

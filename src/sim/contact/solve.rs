@@ -8,7 +8,6 @@ use super::rows::{ContactRow, FLOOR_COMPLIANCE, RowFrame, RowKey, row_directions
 use super::{ContactError, ContactOptions, ContactReport, ContactWorkspace};
 use crate::contact::impulse::{FrictionLayout, friction_lcp};
 use crate::contact::lcp::{LcpSolution, lemke, solve_from_support};
-use crate::dynamics::kkt::KktVector;
 use crate::dynamics::stabilize::Drift;
 use crate::dynamics::state::State;
 use crate::dynamics::step::Stepper;
@@ -96,11 +95,8 @@ pub(super) fn solve_and_apply(
     } = delassus_matrix(&frame, stepper, ws, n, t)?;
     let z = solve_lcp(rows, layout, &delassus, &free, &plain, ws, report, t)?;
     report.contacts = nc;
-    // Apply: the impulses on the character's bodies, then one solve for its answer.
-    let rhs = ws.rhs.get_or_insert_with(|| KktVector::zeros(n));
-    if rhs.body.len() != n {
-        *rhs = KktVector::zeros(n);
-    }
+    // Apply: the impulses gathered per character body, then re-solved into the step.
+    let rhs = super::rhs_buffer(&mut ws.rhs, n);
     rhs.fill_zero();
     let mut ball_dv = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
     let mut pushed = false;
