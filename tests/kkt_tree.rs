@@ -108,7 +108,20 @@ fn block_tree_matches_dense_lu_on_random_trees() {
         for b in (0..n).filter(|b| !path.contains(b)) {
             x.body[b] = Vector6::repeat(f64::NAN);
         }
+        let mut from = x.clone();
         kkt.solve_on_path(&mut x, &path).unwrap();
+        // eliminated on the source's own way to the root only: the same numbers
+        kkt.solve_on_path_from(&mut from, src, &path).unwrap();
+        for &b in &path {
+            assert_eq!(
+                from.body[b], x.body[b],
+                "trial {trial}: from {src}, body {b}"
+            );
+            assert_eq!(
+                from.rows[b], x.rows[b],
+                "trial {trial}: from {src}, rows {b}"
+            );
+        }
         kkt.solve(&mut full).unwrap();
         let got = kkt.flatten(&full);
         assert!((&got - &want).amax() / want.amax() < 1e-10, "trial {trial}");

@@ -7,7 +7,7 @@
 //! separation velocity along n is n·(ṗ_b − ṗ_a) (m/s), negative when approaching, and a
 //! normal impulse λ ≥ 0 pushes B along +n and A along −n.
 
-use super::lcp::LcpError;
+use super::lcp::{ConeIndices, LcpError, SupportRules};
 use nalgebra::{DMatrix, DVector, Matrix3, SVector, Vector3};
 
 /// The 1×12 Jacobian row of the relative velocity along `dir` at a contact:
@@ -165,6 +165,31 @@ impl FrictionLayout {
     /// Index of contact i's cone slack γ_i (≈ sliding speed).
     pub fn slack(&self, i: usize) -> usize {
         self.rows() + i
+    }
+    /// What this LCP's supports obey (for a warm start,
+    /// [`solve_from_support`](super::lcp::solve_from_support)): each contact's cone, and
+    /// with an even number of directions the opposite directions t_k, t_(k+d/2) = −t_k as
+    /// partners, never both positive.
+    pub fn support_rules(&self) -> SupportRules {
+        let (nc, d) = (self.contacts, self.directions);
+        let mut partner = vec![None; self.size()];
+        if d.is_multiple_of(2) {
+            for c in 0..nc {
+                for k in 0..d {
+                    partner[self.tangent(c, k)] = Some(self.tangent(c, (k + d / 2) % d));
+                }
+            }
+        }
+        SupportRules {
+            partner,
+            cones: (0..nc)
+                .map(|c| ConeIndices {
+                    normal: self.normal(c),
+                    tangents: self.tangent(c, 0)..self.tangent(c, 0) + d,
+                    slack: self.slack(c),
+                })
+                .collect(),
+        }
     }
 }
 

@@ -99,30 +99,54 @@ pub fn lemke(m: &DMatrix<f64>, q: &DVector<f64>) -> Result<LcpSolution, LcpError
 /// small LU or two instead of Lemke's pivots, and the answer is exact whenever accepted —
 /// a z ≥ 0 with w ≥ 0 and zᵀw = 0 solves the LCP whichever way it was found.
 ///
-/// `partner[i]`, where given, is a variable that is never positive together with z_i (a
-/// friction impulse along −t for one along +t): a change of side takes it out as i comes
-/// in and brings it in as i goes out, so a friction force that turns past an edge of its
-/// pyramid is followed in one round instead of cycling. Empty: no partners.
+/// `rules` says which supports a contact LCP can have (see [`SupportRules`]); the default
+/// knows nothing of the structure.
 pub fn solve_from_support(
     m: &DMatrix<f64>,
     q: &DVector<f64>,
     support: &[bool],
-    partner: &[Option<usize>],
+    rules: &SupportRules,
     tol: f64,
     max_rounds: usize,
 ) -> Option<LcpSolution> {
     let n = q.len();
+    let partner = &rules.partner[..];
     if m.nrows() != n
         || m.ncols() != n
         || support.len() != n
         || !(partner.is_empty() || partner.len() == n)
+        || rules.cones.iter().any(|c| {
+            c.normal >= n || c.slack >= n || c.tangents.end > n || c.tangents.start > c.tangents.end
+        })
     {
         return None;
     }
     let scale = q.amax().max(f64::MIN_POSITIVE);
     let mut support = support.to_vec();
+    let (mut best_infeasible, mut tries_left) = (usize::MAX, BLOCK_TRIES);
     for round in 0..max_rounds.max(1) {
-        let basic: Vec<usize> = (0..n).filter(|&i| support[i]).collect();
+        // A contact whose normal impulse is out carries no friction: its tangents go out
+        // and its sliding slack in (loose, below: it only keeps the tangents' w ≥ 0).
+        for c in &rules.cones {
+            if !support[c.normal] {
+                for t in c.tangents.clone() {
+                    support[t] = false;
+                }
+                support[c.slack] = true;
+            }
+        }
+        // A basic variable whose column is zero on the basic rows (its own row included)
+        // makes M_BB singular, but it is not undetermined: it changes no basic w, so it
+        // is whatever keeps the others' w ≥ 0, at least. The friction LCP has one for every
+        // contact that carries no load: its sliding-speed slack λ may be positive (the
+        // point slides while it barely touches), a common case for the floor points of a
+        // lifting foot, where Lemke returns λ > 0 and the exact support was singular.
+        let loose: Vec<usize> = (0..n)
+            .filter(|&j| support[j] && (0..n).all(|i| !support[i] || m[(i, j)] == 0.0))
+            .collect();
+        let basic: Vec<usize> = (0..n)
+            .filter(|&i| support[i] && !loose.contains(&i))
+            .collect();
         let mut z = DVector::zeros(n);
         let mut flip = vec![];
         if !basic.is_empty() {
@@ -142,11 +166,36 @@ pub fn solve_from_support(
                 z[i] = v.max(0.0);
             }
         }
+        // While some basic z is negative, only those change sides: the w off the support
+        // are computed with them clamped to 0 and mislead (a friction force past its
+        // pyramid's edge, set to 0, made every other point of the foot look as if it
+        // slid, and flipping all of them cycled).
+        let primal_only = !flip.is_empty();
         let mut w = m * &z + q;
+        for &j in &loose {
+            // its own w must vanish (it is basic); then the least value that keeps the
+            // non-basic rows it enters with a positive coefficient at w ≥ 0
+            if w[j].abs() > tol * scale {
+                flip.push(j);
+                continue;
+            }
+            let mut v: f64 = 0.0;
+            for i in 0..n {
+                if !support[i] && m[(i, j)] > 0.0 && w[i] < 0.0 {
+                    v = v.max(-w[i] / m[(i, j)]);
+                }
+            }
+            if v > 0.0 {
+                z[j] = v;
+                for i in 0..n {
+                    w[i] += m[(i, j)] * v;
+                }
+            }
+        }
         for i in 0..n {
             if support[i] {
                 w[i] = 0.0;
-            } else if w[i].is_nan() || w[i] < -tol * scale {
+            } else if w[i].is_nan() || (w[i] < -tol * scale && !primal_only) {
                 flip.push(i);
             }
         }
@@ -156,6 +205,20 @@ pub fn solve_from_support(
                 w,
                 pivots: round,
             });
+        }
+        // Júdice & Pires' safeguard: flipping every infeasible index at once can cycle (it
+        // did, between two supports, on a foot's redundant floor points), so while the
+        // count of infeasible indices does not fall below its best, after a few tries only
+        // the largest infeasible index changes sides (Murty's rule, finite for P-matrices).
+        flip.sort_unstable();
+        flip.dedup();
+        if flip.len() < best_infeasible {
+            best_infeasible = flip.len();
+            tries_left = BLOCK_TRIES;
+        } else if tries_left > 0 {
+            tries_left -= 1;
+        } else if let Some(&last) = flip.last() {
+            flip = vec![last];
         }
         let mut changed = vec![false; n];
         for i in flip {
@@ -175,6 +238,34 @@ pub fn solve_from_support(
     }
     None
 }
+
+/// What the supports of a contact LCP obey, for [`solve_from_support`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SupportRules {
+    /// `partner[i]`, where given, is a variable that is never positive together with z_i
+    /// (a friction impulse along −t for one along +t): a change of side takes it out as i
+    /// comes in and brings it in as i goes out, so a friction force that turns past an edge
+    /// of its pyramid is followed in one round instead of cycling. Empty: no partners.
+    pub partner: Vec<Option<usize>>,
+    /// The friction cones: a contact whose normal impulse is zero has zero friction
+    /// impulses, whatever the guess said, and its sliding slack is then only bounded below.
+    pub cones: Vec<ConeIndices>,
+}
+
+/// One contact's variables in a friction LCP (see [`SupportRules`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConeIndices {
+    /// Its normal impulse.
+    pub normal: usize,
+    /// Its friction impulses along the pyramid's edges.
+    pub tangents: std::ops::Range<usize>,
+    /// Its cone slack (≈ sliding speed).
+    pub slack: usize,
+}
+
+/// Rounds of whole-set flips without fewer infeasible indices before
+/// [`solve_from_support`] changes one index at a time.
+const BLOCK_TRIES: usize = 2;
 
 /// Variable numbering: `w_i = i`, `z_i = n + i`, `z0 = 2n`.
 struct Tableau<'a> {

@@ -30,4 +30,7 @@ pub use impulse::{
     FrictionLayout, contact_row, effective_inverse_mass, friction_lcp, single_contact_impulse,
     tangent_directions,
 };
-pub use lcp::{LcpError, LcpSolution, LemkeOptions, lemke, lemke_with, solve_from_support};
+pub use lcp::{
+    ConeIndices, LcpError, LcpSolution, LemkeOptions, SupportRules, lemke, lemke_with,
+    solve_from_support,
+};

@@ -756,6 +756,31 @@ impl BlockTree {
         Ok(())
     }
 
+    /// [`solve_on_path`](Self::solve_on_path) for a right-hand side that is zero on
+    /// `path` except at body `source` (a unit wrench on one contacted body): the
+    /// elimination runs on `source`'s own way to the root only, since every other subtree
+    /// eliminates to zero, and the substitution over all of `path`. The caller zeroes the
+    /// entries on `path` other than `source`'s; the result equals `solve_on_path`'s.
+    pub fn solve_on_path_from(
+        &self,
+        x: &mut KktVector,
+        source: usize,
+        path: &[usize],
+    ) -> Result<(), KktError> {
+        if !self.factored {
+            return Err(KktError::NotFactored);
+        }
+        let mut i = Some(source);
+        while let Some(j) = i {
+            self.eliminate(j, x);
+            i = self.parent[j];
+        }
+        for &i in path {
+            self.substitute(i, x);
+        }
+        Ok(())
+    }
+
     /// The bodies on the ways from `bodies` to the root, each once, in increasing order
     /// (a `path` for [`solve_on_path`](Self::solve_on_path)), into `out`.
     pub fn path_to_root(&self, bodies: impl IntoIterator<Item = usize>, out: &mut Vec<usize>) {

@@ -10,8 +10,8 @@ use nalgebra::{DMatrix, Vector3, Vector6};
 
 /// The character's velocity response to a unit wrench on body `b` along each of the 6
 /// axes (force x, y, z, torque x, y, z about its COM), solved with the step's
-/// factorisation once per body and step, on the bodies of `ws.path` only (elsewhere the
-/// entries are meaningless).
+/// factorisation once per body and step: eliminated on `b`'s way to the root alone,
+/// substituted on the bodies of `ws.path` (elsewhere the entries are meaningless).
 pub(super) fn body_responses<'w>(
     stepper: &Stepper,
     ws: &'w mut ContactWorkspace,
@@ -33,7 +33,7 @@ pub(super) fn body_responses<'w>(
             rhs.body[b][axis] = 1.0;
             stepper
                 .kkt()
-                .solve_on_path(rhs, &ws.path)
+                .solve_on_path_from(rhs, b, &ws.path)
                 .map_err(|e| ContactError::Lcp {
                     t,
                     message: e.to_string(),

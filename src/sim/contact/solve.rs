@@ -51,7 +51,7 @@ impl WarmStart {
 /// Round-off allowed in an accepted warm start, relative to the LCP's scale.
 const WARM_START_TOLERANCE: f64 = 1e-12;
 /// Rounds of active-set changes tried from the last step's support before Lemke.
-const WARM_START_ROUNDS: usize = 4;
+const WARM_START_ROUNDS: usize = 8;
 
 /// Build the Delassus matrix of `rows`, solve the frictional LCP (falling back, reported,
 /// to no restitution and no friction) and apply the impulses to the character and balls.
@@ -265,19 +265,11 @@ fn solve_lcp(
         .take()
         .filter(|w| w.directions == d)
         .map(|w| w.support_for(&key, layout));
-    // opposite friction directions (d even: t_k and t_(k+d/2) = −t_k) are never both on
-    let mut partner = vec![None; layout.size()];
-    if d.is_multiple_of(2) {
-        for c in 0..nc {
-            for k in 0..d {
-                partner[layout.tangent(c, k)] = Some(layout.tangent(c, (k + d / 2) % d));
-            }
-        }
-    }
+    let rules = layout.support_rules();
     let solve = || -> Result<(LcpSolution, bool), String> {
         let (m, q) = friction_lcp(layout, delassus, free, &mu).map_err(|e| e.to_string())?;
         if let Some(sol) = guess.as_ref().and_then(|g| {
-            solve_from_support(&m, &q, g, &partner, WARM_START_TOLERANCE, WARM_START_ROUNDS)
+            solve_from_support(&m, &q, g, &rules, WARM_START_TOLERANCE, WARM_START_ROUNDS)
         }) {
             return Ok((sol, true));
         }
