@@ -133,6 +133,11 @@ pub struct ContactReport {
     pub ground_impulse: Vector3<f64>,
     /// Impulse of the floor on the character (world, N·s).
     pub floor_impulse: Vector3<f64>,
+    /// Moment of the floor's impulses about the world origin (N·m·s): Σ p × λ over the
+    /// floor rows, each impulse at its contact point p. With `floor_impulse` it gives the
+    /// floor's angular impulse about any point o, `floor_moment − o × floor_impulse`, for
+    /// an angular momentum balance of the character (bookkeeping only).
+    pub floor_moment: Vector3<f64>,
     /// Floor contacts of the character in the LCP.
     pub floor_contacts: usize,
     /// The frictional LCP with restitution had no solution Lemke could find, and the

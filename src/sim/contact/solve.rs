@@ -117,6 +117,7 @@ pub(super) fn solve_and_apply(
         let r = &rows[c];
         let Some(ball) = r.ball() else {
             report.floor_impulse += dir * lam;
+            report.floor_moment += r.p.cross(&(dir * lam));
             continue;
         };
         if r.other == Touched::Ground {
