@@ -358,7 +358,7 @@ fn scenario_for_every_clip(root: &Path, lib: &Path, out: &Path, shared: &Path) {
         .arg(out)
         .arg("--scenario")
         .arg(&scenario)
-        .args(["-q", "--bvh"])
+        .args(["-q", "--bvh", "--npz"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -376,6 +376,12 @@ fn scenario_for_every_clip(root: &Path, lib: &Path, out: &Path, shared: &Path) {
         );
         assert_eq!(v["metrics"]["balls"][0]["hit"], true, "{d}");
         assert!(out.join(d).join("v01.bvh").is_file());
+        // the dataset arrays, named in metrics.json (a manifest a training script reads)
+        assert_eq!(v["npz"], "v01.npz", "{d}");
+        let npz = std::fs::read(out.join(d).join("v01.npz")).unwrap();
+        let mut reader = ndarray_npy::NpzReader::new(std::io::Cursor::new(npz)).unwrap();
+        let hit: ndarray::Array1<bool> = reader.by_name("ball_hit").unwrap();
+        assert!(hit[0], "{d}");
     }
 }
 

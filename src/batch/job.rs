@@ -37,6 +37,14 @@ pub enum JobError {
         /// Cause.
         source: GltfError,
     },
+    /// Dataset arrays export.
+    #[error("{path}: .npz export: {source}")]
+    Npz {
+        /// The clip.
+        path: String,
+        /// Cause.
+        source: crate::export::npz::NpzError,
+    },
 }
 
 /// What one variation produced.
@@ -48,6 +56,8 @@ pub struct VariationOutput {
     pub glb: Vec<u8>,
     /// The BVH text of the perturbed motion, when asked for.
     pub bvh: Option<String>,
+    /// The dataset arrays (`.npz` bytes, see [`crate::export::npz`]), when asked for.
+    pub npz: Option<Vec<u8>>,
     /// The run's metrics.
     pub metrics: PerturbMetrics,
     /// Largest joint deviation from the reference (degrees), max over bins of
@@ -79,6 +89,30 @@ pub fn run_variations(
     clip_label: &str,
     want_bvh: bool,
 ) -> Result<(JobTiming, Vec<VariationOutput>), JobError> {
+    let outputs = Outputs {
+        bvh: want_bvh,
+        npz: false,
+    };
+    run_variations_with(character, opts, scenarios, clip_label, outputs)
+}
+
+/// Which outputs a variation writes besides the .glb.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Outputs {
+    /// The perturbed motion as BVH.
+    pub bvh: bool,
+    /// The dataset arrays as `.npz`.
+    pub npz: bool,
+}
+
+/// [`run_variations`] with the extra `outputs` chosen.
+pub fn run_variations_with(
+    character: &Character,
+    opts: SimOptions,
+    scenarios: &[Scenario],
+    clip_label: &str,
+    outputs: Outputs,
+) -> Result<(JobTiming, Vec<VariationOutput>), JobError> {
     let path = character.path.display().to_string();
     // Resolve every throw first: a bad target fails before the feedforward precompute.
     let launches = scenarios
@@ -90,6 +124,7 @@ pub fn run_variations(
     let timing = JobTiming {
         inverse_s: t_inv.elapsed().as_secs_f64(),
     };
+    let wanted = outputs;
     let mut outputs = Vec::with_capacity(scenarios.len());
     for (scenario, launches) in scenarios.iter().zip(&launches) {
         sim.balls.clear();
@@ -115,19 +150,33 @@ pub fn run_variations(
                     source,
                 }
             })?;
-        let bvh = want_bvh.then(|| {
+        let bvh = wanted.bvh.then(|| {
             write_bvh_string(&clip_with_trajectory(
                 &character.model,
                 &character.clip,
                 Some(&traj),
             ))
         });
+        let metrics = perturb_metrics(&sim);
+        let npz = if wanted.npz {
+            Some(
+                crate::export::npz::dataset_npz(&sim, &metrics).map_err(|source| {
+                    JobError::Npz {
+                        path: path.clone(),
+                        source,
+                    }
+                })?,
+            )
+        } else {
+            None
+        };
         let export_s = t_exp.elapsed().as_secs_f64();
         outputs.push(VariationOutput {
             scenario: scenario.clone(),
             glb,
             bvh,
-            metrics: perturb_metrics(&sim),
+            npz,
+            metrics,
             deviation_series_deg: deviation_series(&sim),
             simulate_s,
             export_s,

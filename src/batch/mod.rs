@@ -79,6 +79,8 @@ pub struct BatchOptions {
     pub load: CharacterOptions,
     /// Also write BVH files.
     pub write_bvh: bool,
+    /// Also write the dataset arrays (`.npz`).
+    pub write_npz: bool,
     /// Redo clips whose outputs are up to date.
     pub force: bool,
     /// Process only this shard.
@@ -96,6 +98,7 @@ impl BatchOptions {
             "seed": self.seed,
             "scenario": self.scenario.as_ref().map(|s| s.1.clone()),
             "bvh": self.write_bvh,
+            "npz": self.write_npz,
             "sim": format!("{:?}", self.sim),
             "load": format!("{:?}", self.load),
         })
@@ -303,6 +306,9 @@ pub struct VariationMetrics {
     pub glb: String,
     /// BVH output, if written.
     pub bvh: Option<String>,
+    /// Dataset arrays (`.npz`), if written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npz: Option<String>,
     /// The throws, in `--ball` syntax.
     pub balls: Vec<String>,
     /// The run's metrics (`perturb`'s keys).
@@ -486,7 +492,11 @@ fn process_clip_inner(
     let c = Character::load(&clip.path, &opts.load).map_err(|e| e.to_string())?;
     let load_s = t0.elapsed().as_secs_f64();
     let scenarios = opts.scenarios(&c, &clip.rel);
-    let (jt, runs) = job::run_variations(&c, opts.sim, &scenarios, &clip.rel, opts.write_bvh)
+    let wanted = job::Outputs {
+        bvh: opts.write_bvh,
+        npz: opts.write_npz,
+    };
+    let (jt, runs) = job::run_variations_with(&c, opts.sim, &scenarios, &clip.rel, wanted)
         .map_err(|e| e.to_string())?;
     // All of the clip's outputs or none: staged beside its folder, moved in at the end
     // (an earlier result stays untouched until then; see `staging`).
@@ -500,9 +510,15 @@ fn process_clip_inner(
             files.push((name.clone(), text.as_bytes()));
             name
         });
+        let npz = run.npz.as_ref().map(|bytes| {
+            let name = variation_file(v, "npz");
+            files.push((name.clone(), bytes.as_slice()));
+            name
+        });
         variations.push(VariationMetrics {
             glb,
             bvh,
+            npz,
             balls: run.scenario.balls.iter().map(|b| b.to_flag()).collect(),
             metrics: run.metrics.clone(),
             deviation_deg_20hz: run.deviation_series_deg.clone(),

@@ -51,6 +51,10 @@ pub struct BatchArgs {
     /// Also write each variation as BVH.
     #[arg(long)]
     pub bvh: bool,
+    /// Also write each variation's dataset arrays as NumPy .npz (v01.npz, …; see the
+    /// README's "Dataset arrays" for every array, its units and frame).
+    #[arg(long)]
+    pub npz: bool,
     /// Redo clips whose outputs are already up to date.
     #[arg(long)]
     pub force: bool,
@@ -209,6 +213,7 @@ pub fn run(a: &BatchArgs) -> anyhow::Result<()> {
         sim: a.sim.options()?,
         load: a.load.options()?,
         write_bvh: a.bvh,
+        write_npz: a.npz,
         force: a.force,
         shard: a.shard,
         jobs: a.jobs,

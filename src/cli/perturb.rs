@@ -5,7 +5,7 @@ use super::simulate::SimArgs;
 use super::{LoadArgs, write_output, write_output_bytes};
 use clap::Args;
 use jostle::Character;
-use jostle::batch::job::run_variations;
+use jostle::batch::job::{Outputs, run_variations_with};
 use jostle::sim::random_throws::random_scenario;
 use jostle::sim::scenario::{BallSpec, Scenario};
 use serde_json::json;
@@ -39,6 +39,11 @@ pub struct PerturbArgs {
     /// Also write the perturbed motion as BVH in the input's hierarchy and channel orders.
     #[arg(long, value_name = "FILE.bvh")]
     pub bvh: Option<PathBuf>,
+    /// Also write the run's dataset arrays as NumPy .npz: the perturbed and original motion
+    /// per frame and joint, the balls, hits, contacts and deviation (see the README's
+    /// "Dataset arrays").
+    #[arg(long, value_name = "FILE.npz")]
+    pub npz: Option<PathBuf>,
     /// Write the metrics JSON here (also printed with --json).
     #[arg(long, value_name = "FILE.json")]
     pub metrics: Option<PathBuf>,
@@ -82,13 +87,12 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
     let scenario = collect_scenario(a, &c)?;
     let load_s = t_load.elapsed().as_secs_f64();
     let label = c.path.display().to_string();
-    let (timing, mut runs) = run_variations(
-        &c,
-        opts,
-        std::slice::from_ref(&scenario),
-        &label,
-        a.bvh.is_some(),
-    )?;
+    let wanted = Outputs {
+        bvh: a.bvh.is_some(),
+        npz: a.npz.is_some(),
+    };
+    let (timing, mut runs) =
+        run_variations_with(&c, opts, std::slice::from_ref(&scenario), &label, wanted)?;
     let run = runs.pop().ok_or_else(|| anyhow::anyhow!("no run"))?;
     for w in &run.aim_warnings {
         eprintln!("warning: {}: {w}", c.path.display());
@@ -96,6 +100,9 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
     write_output_bytes(&a.out, &run.glb)?;
     if let (Some(p), Some(text)) = (&a.bvh, &run.bvh) {
         write_output(p, text)?;
+    }
+    if let (Some(p), Some(bytes)) = (&a.npz, &run.npz) {
+        write_output_bytes(p, bytes)?;
     }
     let (inverse_s, simulate_s, export_s) = (timing.inverse_s, run.simulate_s, run.export_s);
     let launches = &scenario.balls;

@@ -2,6 +2,7 @@
 
 pub mod bvh;
 pub mod gltf;
+pub mod npz;
 pub mod pose;
 
 use std::io::Write;

@@ -31,6 +31,9 @@ pub struct Record {
     pub balls: Vec<Vec<Option<Vector3<f64>>>>,
     /// Per step: the contact phase's report.
     pub contacts: Vec<ContactReport>,
+    /// Per step: the character's bodies that received a contact impulse (floor or ball),
+    /// each once, in increasing order.
+    pub contact_bodies: Vec<Vec<usize>>,
     /// Per step: the deepest any capsule end lies below the floor beyond where the
     /// reference puts it, m (spring-held root; empty otherwise).
     pub ground_penetration_m: Vec<f64>,
@@ -76,6 +79,7 @@ impl Record {
         r.root_tilt_deg.truncate(k);
         r.balls.truncate(k);
         r.contacts.truncate(k);
+        r.contact_bodies.truncate(k);
         r.ground_penetration_m.truncate(k);
         r.support_offsets.truncate(k);
     }

@@ -454,6 +454,7 @@ impl<'c> Simulation<'c> {
             None => &[],
         };
         if self.balls.is_empty() && floor.is_empty() {
+            self.contact_ws.clear_touching();
             return Ok(ContactReport::default());
         }
         launch_balls(&mut self.balls, t, h, &model.gravity);
@@ -520,6 +521,9 @@ impl<'c> Simulation<'c> {
         self.k += 1;
         self.record_state();
         self.record.contacts.push(report);
+        self.record
+            .contact_bodies
+            .push(self.contact_ws.touching().to_vec());
         self.watch_balance();
         Ok(())
     }

@@ -86,6 +86,9 @@ pub struct ContactWorkspace {
     path: Vec<usize>,
     /// The last contact LCP's rows and active set, tried first in the next step.
     warm_start: Option<WarmStart>,
+    /// The character's bodies that received a contact impulse in the last contact phase
+    /// (floor or ball), each once, in increasing order.
+    touching: Vec<usize>,
 }
 
 /// The workspace's scratch right-hand side for the step's factorisation, sized for `n`
@@ -100,6 +103,17 @@ pub(super) fn rhs_buffer(slot: &mut Option<KktVector>, n: usize) -> &mut KktVect
 }
 
 impl ContactWorkspace {
+    /// The character's bodies that received a contact impulse (from the floor or a ball)
+    /// in the last contact phase, each once, in increasing order.
+    pub fn touching(&self) -> &[usize] {
+        &self.touching
+    }
+
+    /// Forget the last contact phase's touching bodies (a step without one).
+    pub fn clear_touching(&mut self) {
+        self.touching.clear();
+    }
+
     /// The active set the next contact phase tries first (`None`: straight to Lemke).
     pub fn warm_start(&self) -> Option<&WarmStart> {
         self.warm_start.as_ref()
@@ -178,6 +192,7 @@ pub fn contact_phase_with_floor(
     ws: &mut ContactWorkspace,
 ) -> Result<ContactReport, ContactError> {
     let g = model.gravity;
+    ws.touching.clear();
     // Ballistic free motion of the balls.
     let v_free: Vec<Vector3<f64>> = balls.iter().map(|b| b.v + g * h).collect();
     let mut rows = detect_ball_rows(model, state, stepper.velocities(), balls, &v_free, opts, h);

@@ -108,6 +108,9 @@ pub(super) fn solve_and_apply(
         for (b, w) in row_wrenches[k].iter().flatten() {
             rhs.body[*b] += w * lam;
             pushed = true;
+            if let Err(at) = ws.touching.binary_search(b) {
+                ws.touching.insert(at, *b);
+            }
         }
         for (i, r) in ball_resp[k].iter().enumerate() {
             ball_dv[i].0 += r.0 * lam;

@@ -1,0 +1,375 @@
+//! A run as arrays for learning (NumPy `.npz`, `np.load` opens it): the perturbed and the
+//! original motion per frame and clip joint, the balls, which body was hit and when, the
+//! simulation's own contacts and the deviation. Every array, its units and frame are listed
+//! in [`DATASET_ARRAYS`] (and the README).
+//!
+//! Written with `ndarray-npy` (no compression, as `numpy.savez`); the zip entries carry a
+//! fixed timestamp, so the same run gives the same bytes.
+
+use super::pose::{Transform, joint_world_transforms, local_transforms};
+use crate::sim::Simulation;
+use crate::sim::metrics::PerturbMetrics;
+use crate::skeleton::ClipFrames;
+use ndarray::{Array, Array0, Array1, Array2, Dimension};
+use ndarray_npy::{NpzWriter, WritableElement, WriteDataError, WriteNpzError};
+use std::io::{Cursor, Write};
+use thiserror::Error;
+
+/// What goes wrong writing the arrays.
+#[derive(Debug, Error)]
+pub enum NpzError {
+    /// The npz writer failed.
+    #[error("writing the .npz arrays: {0}")]
+    Write(#[from] WriteNpzError),
+    /// A name too long to store.
+    #[error("a name of {chars} characters is longer than the {max} a dataset array holds: {name}")]
+    NameTooLong {
+        /// The name.
+        name: String,
+        /// Its length in characters.
+        chars: usize,
+        /// The longest name stored.
+        max: usize,
+    },
+    /// An array's data did not fill its shape (a bug).
+    #[error("an array's data does not fill its shape: {0}")]
+    Shape(String),
+    /// The run holds no frames.
+    #[error("the run has no frames to write")]
+    Empty,
+}
+
+/// The arrays of a dataset `.npz`: (name, dtype and shape, meaning). F frames, J clip
+/// joints, N bodies of the simulated model, B balls. World frame: metres, Y up, the floor
+/// at `floor_height`; quaternions are (x, y, z, w).
+pub const DATASET_ARRAYS: &[(&str, &str, &str)] = &[
+    (
+        "fps",
+        "float64 ()",
+        "frames per second of every per-frame array",
+    ),
+    ("step_s", "float64 ()", "simulation step, s"),
+    (
+        "joint_names",
+        "str (J,)",
+        "the clip's joints, in file (hierarchy) order",
+    ),
+    (
+        "parents",
+        "int32 (J,)",
+        "each joint's parent index, -1 for the root",
+    ),
+    (
+        "positions",
+        "float32 (F, J, 3)",
+        "perturbed: each joint's world position, m",
+    ),
+    (
+        "rotations",
+        "float32 (F, J, 4)",
+        "perturbed: each joint's rotation relative to its parent (the root's to the world), xyzw",
+    ),
+    (
+        "original_positions",
+        "float32 (F, J, 3)",
+        "the mocap's, as positions",
+    ),
+    (
+        "original_rotations",
+        "float32 (F, J, 4)",
+        "the mocap's, as rotations",
+    ),
+    (
+        "root_positions",
+        "float32 (F, 3)",
+        "perturbed root joint's world position, m",
+    ),
+    (
+        "deviation_deg",
+        "float32 (F, J)",
+        "angle between each joint's perturbed and original rotation, degrees",
+    ),
+    ("body_names", "str (N,)", "the simulated bodies"),
+    (
+        "body_joints",
+        "int32 (N,)",
+        "the clip joint each body's pose drives",
+    ),
+    (
+        "contact",
+        "bool (F, N)",
+        "body received a contact impulse (floor or ball) in a simulation step since the previous frame",
+    ),
+    ("floor_height", "float64 ()", "the floor's height, m"),
+    (
+        "balls",
+        "float32 (F, B, 3)",
+        "ball centres, m; NaN before launch",
+    ),
+    ("ball_radius", "float64 (B,)", "m"),
+    ("ball_mass", "float64 (B,)", "kg"),
+    ("ball_launch_time", "float64 (B,)", "s"),
+    (
+        "ball_launch_position",
+        "float64 (B, 3)",
+        "centre at launch, m",
+    ),
+    ("ball_launch_velocity", "float64 (B, 3)", "m/s"),
+    ("ball_hit", "bool (B,)", "the ball touched the character"),
+    (
+        "ball_hit_body",
+        "int32 (B,)",
+        "first body it touched (index into body_names), -1 if none",
+    ),
+    (
+        "ball_hit_time",
+        "float64 (B,)",
+        "first contact with the character, s; NaN if none",
+    ),
+    (
+        "ball_impulse",
+        "float64 (B,)",
+        "magnitude of the impulse it gave the character, N·s",
+    ),
+    ("fell", "bool ()", "a hit knocked the character down"),
+    (
+        "fall_time",
+        "float64 ()",
+        "when it let go of the mocap, s; NaN if it did not",
+    ),
+    (
+        "recovery_time",
+        "float64 ()",
+        "from the last impact until every joint is back within 2° for good, s; NaN if never or fallen",
+    ),
+];
+
+/// The longest joint or body name an array holds, in characters.
+const MAX_NAME_CHARS: usize = 256;
+
+/// A fixed-width UTF-32 string, NumPy's `<U{N}` (what `np.load` gives back as `str`).
+#[derive(Clone, Copy)]
+struct Utf32<const N: usize>([u32; N]);
+
+impl<const N: usize> WritableElement for Utf32<N> {
+    fn type_descriptor() -> py_literal::Value {
+        py_literal::Value::String(format!("<U{N}"))
+    }
+    fn write<W: Write>(&self, mut writer: W) -> Result<(), WriteDataError> {
+        for c in self.0 {
+            writer.write_all(&c.to_le_bytes())?;
+        }
+        Ok(())
+    }
+    fn write_slice<W: Write>(slice: &[Self], mut writer: W) -> Result<(), WriteDataError> {
+        for s in slice {
+            s.write(&mut writer)?;
+        }
+        Ok(())
+    }
+}
+
+/// Write `names` as a `<U{N}` array, N the smallest of 16, 32, …, 256 that holds them.
+fn add_names<W: Write + std::io::Seek>(
+    npz: &mut NpzWriter<W>,
+    key: &str,
+    names: &[String],
+) -> Result<(), NpzError> {
+    fn put<W: Write + std::io::Seek, const N: usize>(
+        npz: &mut NpzWriter<W>,
+        key: &str,
+        names: &[String],
+    ) -> Result<(), NpzError> {
+        let coded: Vec<Utf32<N>> = names
+            .iter()
+            .map(|s| {
+                let mut c = [0u32; N];
+                for (slot, ch) in c.iter_mut().zip(s.chars()) {
+                    *slot = ch as u32;
+                }
+                Utf32(c)
+            })
+            .collect();
+        npz.add_array(key, &Array1::from(coded))?;
+        Ok(())
+    }
+    let longest = names.iter().map(|s| s.chars().count()).max().unwrap_or(0);
+    if let Some(s) = names.iter().find(|s| s.chars().count() > MAX_NAME_CHARS) {
+        return Err(NpzError::NameTooLong {
+            name: s.clone(),
+            chars: s.chars().count(),
+            max: MAX_NAME_CHARS,
+        });
+    }
+    match longest {
+        0..=16 => put::<W, 16>(npz, key, names),
+        17..=32 => put::<W, 32>(npz, key, names),
+        33..=64 => put::<W, 64>(npz, key, names),
+        65..=128 => put::<W, 128>(npz, key, names),
+        _ => put::<W, MAX_NAME_CHARS>(npz, key, names),
+    }
+}
+
+/// An array of `shape` from row-major `data`.
+fn shaped<T, Sh: ndarray::ShapeBuilder<Dim = D>, D: Dimension>(
+    shape: Sh,
+    data: Vec<T>,
+) -> Result<Array<T, D>, NpzError> {
+    Array::from_shape_vec(shape, data).map_err(|e| NpzError::Shape(e.to_string()))
+}
+
+/// Per frame, per joint: world positions (m) and local rotations (xyzw) as f32 rows.
+fn joint_arrays(per_frame: &[Vec<Transform>], clip: &crate::mocap::Clip) -> (Vec<f32>, Vec<f32>) {
+    let mut pos = Vec::with_capacity(per_frame.len() * clip.joints.len() * 3);
+    let mut rot = Vec::with_capacity(per_frame.len() * clip.joints.len() * 4);
+    for world in per_frame {
+        for (x, _) in world {
+            pos.extend([x.x as f32, x.y as f32, x.z as f32]);
+        }
+        for (_, q) in local_transforms(clip, world) {
+            let c = q.coords; // (i, j, k, w)
+            rot.extend([c.x as f32, c.y as f32, c.z as f32, c.w as f32]);
+        }
+    }
+    (pos, rot)
+}
+
+/// The `.npz` bytes of a finished run with its `metrics`.
+pub fn dataset_npz(sim: &Simulation, metrics: &PerturbMetrics) -> Result<Vec<u8>, NpzError> {
+    let character = sim.character;
+    let (model, clip) = (&character.model, &character.clip);
+    let traj = sim.trajectory();
+    let frames = ClipFrames::from_figure(clip, &model.figure);
+    let nf = traj.num_frames().min(frames.num_frames());
+    if nf == 0 {
+        return Err(NpzError::Empty);
+    }
+    let (nj, nb, nballs) = (clip.joints.len(), model.num_bodies(), sim.balls.len());
+    let perturbed: Vec<Vec<Transform>> = (0..nf)
+        .map(|f| joint_world_transforms(model, &frames, f, Some(&traj.poses[f])))
+        .collect();
+    let original: Vec<Vec<Transform>> = (0..nf)
+        .map(|f| joint_world_transforms(model, &frames, f, None))
+        .collect();
+    let (pos, rot) = joint_arrays(&perturbed, clip);
+    let (opos, orot) = joint_arrays(&original, clip);
+    let mut deviation = Vec::with_capacity(nf * nj);
+    for (p, o) in perturbed.iter().zip(&original) {
+        let (lp, lo) = (local_transforms(clip, p), local_transforms(clip, o));
+        for ((_, qp), (_, qo)) in lp.iter().zip(&lo) {
+            deviation.push(qp.angle_to(qo).to_degrees() as f32);
+        }
+    }
+    let root: Vec<f32> = perturbed
+        .iter()
+        .flat_map(|w| [w[0].0.x as f32, w[0].0.y as f32, w[0].0.z as f32])
+        .collect();
+    // contact per frame: any step ending in (t_{f-1}, t_f]
+    let dt = traj.frame_time;
+    let mut contact = vec![false; nf * nb];
+    for (t, bodies) in sim.record.times.iter().zip(&sim.record.contact_bodies) {
+        let f = (t / dt - 1e-9).ceil().max(0.0) as usize;
+        if f < nf {
+            for &b in bodies {
+                contact[f * nb + b] = true;
+            }
+        }
+    }
+    let mut ball_pos = vec![f32::NAN; nf * nballs * 3];
+    for (i, track) in traj.balls.iter().enumerate() {
+        for (f, p) in track.positions.iter().enumerate().take(nf) {
+            if let Some(p) = p {
+                let at = (f * nballs + i) * 3;
+                ball_pos[at..at + 3].copy_from_slice(&[p.x as f32, p.y as f32, p.z as f32]);
+            }
+        }
+    }
+    let body_index = |name: &Option<String>| {
+        name.as_ref()
+            .and_then(|n| model.bodies.iter().position(|b| &b.name == n))
+            .map_or(-1, |i| i as i32)
+    };
+    let mut npz = NpzWriter::new_with_options(
+        Cursor::new(Vec::new()),
+        zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .last_modified_time(zip::DateTime::default()),
+    );
+    let scalar = |v: f64| -> Array0<f64> { ndarray::arr0(v) };
+    let nan_if_none = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    npz.add_array("fps", &scalar(1.0 / dt))?;
+    npz.add_array("step_s", &scalar(sim.opts.step))?;
+    let joint_names: Vec<String> = clip.joints.iter().map(|j| j.name.clone()).collect();
+    add_names(&mut npz, "joint_names", &joint_names)?;
+    let parents: Vec<i32> = clip
+        .joints
+        .iter()
+        .map(|j| j.parent.map_or(-1, |p| p as i32))
+        .collect();
+    npz.add_array("parents", &Array1::from(parents))?;
+    npz.add_array("positions", &shaped((nf, nj, 3), pos)?)?;
+    npz.add_array("rotations", &shaped((nf, nj, 4), rot)?)?;
+    npz.add_array("original_positions", &shaped((nf, nj, 3), opos)?)?;
+    npz.add_array("original_rotations", &shaped((nf, nj, 4), orot)?)?;
+    npz.add_array("root_positions", &shaped((nf, 3), root)?)?;
+    npz.add_array("deviation_deg", &shaped((nf, nj), deviation)?)?;
+    let body_names: Vec<String> = model.bodies.iter().map(|b| b.name.clone()).collect();
+    add_names(&mut npz, "body_names", &body_names)?;
+    let body_joints: Vec<i32> = model.bodies.iter().map(|b| b.bvh_joint as i32).collect();
+    npz.add_array("body_joints", &Array1::from(body_joints))?;
+    npz.add_array("contact", &shaped((nf, nb), contact)?)?;
+    npz.add_array("floor_height", &scalar(sim.floor_height()))?;
+    npz.add_array("balls", &shaped((nf, nballs, 3), ball_pos)?)?;
+    let per_ball = |f: &dyn Fn(&crate::sim::balls::Ball) -> f64| -> Array1<f64> {
+        sim.balls.iter().map(f).collect()
+    };
+    npz.add_array("ball_radius", &per_ball(&|b| b.params.radius))?;
+    npz.add_array("ball_mass", &per_ball(&|b| b.params.mass))?;
+    npz.add_array("ball_launch_time", &per_ball(&|b| b.launch_t))?;
+    let rows3 = |f: &dyn Fn(&crate::sim::balls::Ball) -> nalgebra::Vector3<f64>| {
+        shaped(
+            (nballs, 3),
+            sim.balls
+                .iter()
+                .flat_map(|b| {
+                    let v = f(b);
+                    [v.x, v.y, v.z]
+                })
+                .collect(),
+        )
+    };
+    let launch_x: Array2<f64> = rows3(&|b| b.launch_x)?;
+    let launch_v: Array2<f64> = rows3(&|b| b.launch_v)?;
+    npz.add_array("ball_launch_position", &launch_x)?;
+    npz.add_array("ball_launch_velocity", &launch_v)?;
+    let hits = &metrics.balls;
+    npz.add_array(
+        "ball_hit",
+        &hits.iter().map(|b| b.hit).collect::<Array1<bool>>(),
+    )?;
+    npz.add_array(
+        "ball_hit_body",
+        &hits
+            .iter()
+            .map(|b| body_index(&b.body))
+            .collect::<Array1<i32>>(),
+    )?;
+    npz.add_array(
+        "ball_hit_time",
+        &hits
+            .iter()
+            .map(|b| nan_if_none(b.first_contact_s))
+            .collect::<Array1<f64>>(),
+    )?;
+    npz.add_array(
+        "ball_impulse",
+        &hits.iter().map(|b| b.impulse_ns).collect::<Array1<f64>>(),
+    )?;
+    npz.add_array("fell", &ndarray::arr0(metrics.fell))?;
+    npz.add_array("fall_time", &scalar(nan_if_none(metrics.fall_time_s)))?;
+    npz.add_array(
+        "recovery_time",
+        &scalar(nan_if_none(metrics.recovery_time_s)),
+    )?;
+    Ok(npz.finish()?.into_inner())
+}
