@@ -383,6 +383,16 @@ fn scenario_for_every_clip(root: &Path, lib: &Path, out: &Path, shared: &Path) {
         let hit: ndarray::Array1<bool> = reader.by_name("ball_hit").unwrap();
         assert!(hit[0], "{d}");
     }
+    // summary.json lists every variation's files, relative to the output folder
+    let s = summary(&out.join("summary.json"));
+    for row in rows(&s) {
+        let files = row["files"].as_array().expect("files");
+        assert_eq!(files.len(), 1, "{row}");
+        for key in ["glb", "bvh", "npz"] {
+            let rel = files[0][key].as_str().expect("a path");
+            assert!(out.join(rel).is_file(), "{rel}");
+        }
+    }
 }
 
 #[test]

@@ -362,6 +362,25 @@ fn row_from_metrics(m: &ClipMetrics, status: ClipStatus, timing: ClipTiming) -> 
             .map(|v| v.metrics.steps as f64 * v.metrics.step_s)
             .fold(0.0, |a, b| a + b),
         timing,
+        files: {
+            let dir = files::clip_out_dir(Path::new(""), &m.clip);
+            let folder: Vec<String> = dir
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            let at = |name: &str| {
+                let mut parts = folder.clone();
+                parts.push(name.to_string());
+                parts.join("/")
+            };
+            runs.iter()
+                .map(|v| summary::VariationFiles {
+                    glb: at(&v.glb),
+                    bvh: v.bvh.as_deref().map(at),
+                    npz: v.npz.as_deref().map(at),
+                })
+                .collect()
+        },
     }
 }
 

@@ -86,6 +86,21 @@ pub struct ClipRow {
     pub simulated_s: f64,
     /// Wall times.
     pub timing: ClipTiming,
+    /// Per variation: its output files, relative to the output folder (a manifest a
+    /// training script can read; empty for a clip without results).
+    #[serde(default)]
+    pub files: Vec<VariationFiles>,
+}
+
+/// One variation's output files, as paths relative to the batch's output folder.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VariationFiles {
+    /// The .glb.
+    pub glb: String,
+    /// The BVH, if written.
+    pub bvh: Option<String>,
+    /// The dataset arrays, if written.
+    pub npz: Option<String>,
 }
 
 impl ClipRow {
@@ -118,6 +133,7 @@ impl ClipRow {
             falls: 0,
             simulated_s: 0.0,
             timing: ClipTiming::default(),
+            files: vec![],
         }
     }
 
@@ -229,7 +245,7 @@ impl Summary {
         let mut s = String::from(
             "path,status,reason,frames,duration_s,mass_kg,height_m,variations,balls,hits,\
              peak_deviation_deg,peak_joint,worst_recovery_s,not_recovered,falls,simulated_s,\
-             load_s,inverse_s,simulate_s,export_s,total_s\n",
+             load_s,inverse_s,simulate_s,export_s,total_s,outputs\n",
         );
         let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
         for c in &self.clips {
@@ -255,6 +271,13 @@ impl Summary {
                 c.timing.simulate_s.to_string(),
                 c.timing.export_s.to_string(),
                 c.timing.total_s.to_string(),
+                // the clip's output folder (its files are listed in summary.json)
+                csv_field(&c.files.first().map_or(String::new(), |f| {
+                    f.glb
+                        .rsplit_once('/')
+                        .map_or("", |(dir, _)| dir)
+                        .to_string()
+                })),
             ];
             s += &fields.join(",");
             s.push('\n');
@@ -440,7 +463,7 @@ mod tests {
         );
         assert_eq!(
             csv.lines().next().unwrap().split(',').count(),
-            21,
+            22,
             "header fields"
         );
         assert_eq!(s.totals.failed, 1);
