@@ -5,7 +5,7 @@
 
 use crate::Character;
 use crate::export::bvh::clip_with_trajectory;
-use crate::export::gltf::{GltfError, glb_bytes};
+use crate::export::gltf::{GltfError, GltfLayout, glb_bytes_with_layout};
 use crate::mocap::write_bvh_string;
 use crate::sim::balls::Ball;
 use crate::sim::metrics::{PerturbMetrics, perturb_metrics};
@@ -71,12 +71,14 @@ pub struct JobTiming {
 /// Simulate and export every scenario on one character. The feedforward is computed once;
 /// each variation starts from t = 0 with only its own balls, so its result does not depend
 /// on the other variations. `clip_label` goes into the glTF extras (a relative path keeps
-/// batch outputs independent of where the library sits).
+/// batch outputs independent of where the library sits). `layout` is the .glb's layout;
+/// `want_bvh` also writes the BVH text.
 pub fn run_variations(
     character: &Character,
     opts: SimOptions,
     scenarios: &[Scenario],
     clip_label: &str,
+    layout: GltfLayout,
     want_bvh: bool,
 ) -> Result<(JobTiming, Vec<VariationOutput>), JobError> {
     let path = character.path.display().to_string();
@@ -109,12 +111,11 @@ pub fn run_variations(
             "step_s": opts.step,
         });
         let (glb, _) =
-            glb_bytes(&character.model, &character.clip, &traj, &extras).map_err(|source| {
-                JobError::Gltf {
+            glb_bytes_with_layout(&character.model, &character.clip, &traj, &extras, layout)
+                .map_err(|source| JobError::Gltf {
                     path: path.clone(),
                     source,
-                }
-            })?;
+                })?;
         let bvh = want_bvh.then(|| {
             write_bvh_string(&clip_with_trajectory(
                 &character.model,
@@ -182,8 +183,9 @@ mod tests {
             balls: vec![BallSpec::from_flag("t=1.5,target=right_forearm,speed=12").unwrap()],
         };
         let opts = SimOptions::default();
-        let (_, both) = run_variations(&c, opts, &[a, b.clone()], "demo", true).unwrap();
-        let (_, alone) = run_variations(&c, opts, &[b], "demo", true).unwrap();
+        let (_, both) =
+            run_variations(&c, opts, &[a, b.clone()], "demo", GltfLayout::Skinned, true).unwrap();
+        let (_, alone) = run_variations(&c, opts, &[b], "demo", GltfLayout::Skinned, true).unwrap();
         assert!(both[0].metrics.balls[0].hit && both[1].metrics.balls[0].hit);
         assert_eq!(
             both[1].glb, alone[0].glb,
@@ -200,7 +202,15 @@ mod tests {
         let b = Scenario {
             balls: vec![BallSpec::from_flag("t=1.5,target=right_forearm,speed=12").unwrap()],
         };
-        let (_, out) = run_variations(&c, SimOptions::default(), &[b], "demo", false).unwrap();
+        let (_, out) = run_variations(
+            &c,
+            SimOptions::default(),
+            &[b],
+            "demo",
+            GltfLayout::Skinned,
+            false,
+        )
+        .unwrap();
         let v = &out[0];
         let expected_bins = (c.reference.duration * DEVIATION_SERIES_HZ).ceil() as usize;
         assert!(v.deviation_series_deg.len().abs_diff(expected_bins) <= 1);

@@ -26,6 +26,7 @@ pub mod summary;
 
 use crate::Character;
 use crate::character::CharacterOptions;
+use crate::export::gltf::GltfLayout;
 use crate::export::write_atomic;
 use crate::sim::SimOptions;
 use crate::sim::random_throws::random_scenario;
@@ -54,9 +55,10 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// stands on the floor by default, root spring-held, and can be knocked down, METHOD
 /// §12.2–12.4; r6: the contact LCP's warm start follows the friction cones, so more steps
 /// take its exact answer instead of Lemke's, an equally valid one that differs by round-off
-/// or, where the LCP has several, by up to 0.1 % in the metrics). `--mass` and
-/// `--height` reach the fingerprint through [`BatchOptions::load`].
-pub const OUTPUT_REVISION: u32 = 6;
+/// or, where the LCP has several, by up to 0.1 % in the metrics; r7: the .glb is skinned by
+/// default, one armature, `--gltf-layout`). `--mass` and `--height` reach the fingerprint
+/// through [`BatchOptions::load`].
+pub const OUTPUT_REVISION: u32 = 7;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]
@@ -79,6 +81,8 @@ pub struct BatchOptions {
     pub load: CharacterOptions,
     /// Also write BVH files.
     pub write_bvh: bool,
+    /// Layout of the .glb files.
+    pub gltf_layout: GltfLayout,
     /// Redo clips whose outputs are up to date.
     pub force: bool,
     /// Process only this shard.
@@ -96,6 +100,7 @@ impl BatchOptions {
             "seed": self.seed,
             "scenario": self.scenario.as_ref().map(|s| s.1.clone()),
             "bvh": self.write_bvh,
+            "gltf_layout": self.gltf_layout.name(),
             "sim": format!("{:?}", self.sim),
             "load": format!("{:?}", self.load),
         })
@@ -486,8 +491,15 @@ fn process_clip_inner(
     let c = Character::load(&clip.path, &opts.load).map_err(|e| e.to_string())?;
     let load_s = t0.elapsed().as_secs_f64();
     let scenarios = opts.scenarios(&c, &clip.rel);
-    let (jt, runs) = job::run_variations(&c, opts.sim, &scenarios, &clip.rel, opts.write_bvh)
-        .map_err(|e| e.to_string())?;
+    let (jt, runs) = job::run_variations(
+        &c,
+        opts.sim,
+        &scenarios,
+        &clip.rel,
+        opts.gltf_layout,
+        opts.write_bvh,
+    )
+    .map_err(|e| e.to_string())?;
     // All of the clip's outputs or none: staged beside its folder, moved in at the end
     // (an earlier result stays untouched until then; see `staging`).
     let mut files: Vec<(String, &[u8])> = vec![];
