@@ -513,7 +513,8 @@ fn push_skinned_figure(
         extras: Default::default(),
         inverse_bind_matrices: Some(inverse_bind_matrices),
         joints: (0..bind.local.len() as u32).map(Index::new).collect(),
-        name: Some("figure".into()),
+        // Blender names the armature after the skin
+        name: Some("skeleton".into()),
         skeleton: Some(Index::new(0)),
     });
     root.push(Node {
