@@ -168,7 +168,7 @@ impl Glb {
     }
 
     /// Per joint node (index < n): the keyed translations and rotations of an animation.
-    fn keys(&self, name: &str, n: usize) -> Vec<(Option<Vec<[f32; 3]>>, Option<Vec<[f32; 4]>>)> {
+    fn keys(&self, name: &str, n: usize) -> Vec<JointKeys> {
         let anim = self
             .doc
             .animations()
@@ -191,6 +191,9 @@ impl Glb {
     }
 }
 
+/// A joint node's keyed translations and rotations (None: not animated).
+type JointKeys = (Option<Vec<[f32; 3]>>, Option<Vec<[f32; 4]>>);
+
 fn iso(t: [f32; 3], r: [f32; 4]) -> Isometry3<f64> {
     let q = Quaternion::new(r[3] as f64, r[0] as f64, r[1] as f64, r[2] as f64);
     Isometry3::from_parts(
@@ -200,10 +203,9 @@ fn iso(t: [f32; 3], r: [f32; 4]) -> Isometry3<f64> {
 }
 
 /// World transforms of the joints at key `f` of an animation (unanimated parts at rest).
-#[allow(clippy::type_complexity)]
 fn animated_worlds(
     rest: &[Isometry3<f64>],
-    keys: &[(Option<Vec<[f32; 3]>>, Option<Vec<[f32; 4]>>)],
+    keys: &[JointKeys],
     parents: &[Option<usize>],
     f: usize,
 ) -> Vec<Matrix4<f64>> {

@@ -71,9 +71,27 @@ pub struct JobTiming {
 /// Simulate and export every scenario on one character. The feedforward is computed once;
 /// each variation starts from t = 0 with only its own balls, so its result does not depend
 /// on the other variations. `clip_label` goes into the glTF extras (a relative path keeps
-/// batch outputs independent of where the library sits). `layout` is the .glb's layout;
-/// `want_bvh` also writes the BVH text.
+/// batch outputs independent of where the library sits). The .glb is skinned (the
+/// default [`GltfLayout`]); `want_bvh` also writes the BVH text.
 pub fn run_variations(
+    character: &Character,
+    opts: SimOptions,
+    scenarios: &[Scenario],
+    clip_label: &str,
+    want_bvh: bool,
+) -> Result<(JobTiming, Vec<VariationOutput>), JobError> {
+    run_variations_with_layout(
+        character,
+        opts,
+        scenarios,
+        clip_label,
+        GltfLayout::default(),
+        want_bvh,
+    )
+}
+
+/// [`run_variations`] with the .glb in the given layout.
+pub fn run_variations_with_layout(
     character: &Character,
     opts: SimOptions,
     scenarios: &[Scenario],
@@ -183,9 +201,8 @@ mod tests {
             balls: vec![BallSpec::from_flag("t=1.5,target=right_forearm,speed=12").unwrap()],
         };
         let opts = SimOptions::default();
-        let (_, both) =
-            run_variations(&c, opts, &[a, b.clone()], "demo", GltfLayout::Skinned, true).unwrap();
-        let (_, alone) = run_variations(&c, opts, &[b], "demo", GltfLayout::Skinned, true).unwrap();
+        let (_, both) = run_variations(&c, opts, &[a, b.clone()], "demo", true).unwrap();
+        let (_, alone) = run_variations(&c, opts, &[b], "demo", true).unwrap();
         assert!(both[0].metrics.balls[0].hit && both[1].metrics.balls[0].hit);
         assert_eq!(
             both[1].glb, alone[0].glb,
@@ -202,15 +219,7 @@ mod tests {
         let b = Scenario {
             balls: vec![BallSpec::from_flag("t=1.5,target=right_forearm,speed=12").unwrap()],
         };
-        let (_, out) = run_variations(
-            &c,
-            SimOptions::default(),
-            &[b],
-            "demo",
-            GltfLayout::Skinned,
-            false,
-        )
-        .unwrap();
+        let (_, out) = run_variations(&c, SimOptions::default(), &[b], "demo", false).unwrap();
         let v = &out[0];
         let expected_bins = (c.reference.duration * DEVIATION_SERIES_HZ).ceil() as usize;
         assert!(v.deviation_series_deg.len().abs_diff(expected_bins) <= 1);

@@ -491,7 +491,7 @@ fn process_clip_inner(
     let c = Character::load(&clip.path, &opts.load).map_err(|e| e.to_string())?;
     let load_s = t0.elapsed().as_secs_f64();
     let scenarios = opts.scenarios(&c, &clip.rel);
-    let (jt, runs) = job::run_variations(
+    let (jt, runs) = job::run_variations_with_layout(
         &c,
         opts.sim,
         &scenarios,

@@ -5,7 +5,7 @@ use super::simulate::SimArgs;
 use super::{GltfLayoutArg, LoadArgs, write_output, write_output_bytes};
 use clap::Args;
 use jostle::Character;
-use jostle::batch::job::run_variations;
+use jostle::batch::job::run_variations_with_layout;
 use jostle::sim::random_throws::random_scenario;
 use jostle::sim::scenario::{BallSpec, Scenario};
 use serde_json::json;
@@ -86,7 +86,7 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
     let scenario = collect_scenario(a, &c)?;
     let load_s = t_load.elapsed().as_secs_f64();
     let label = c.path.display().to_string();
-    let (timing, mut runs) = run_variations(
+    let (timing, mut runs) = run_variations_with_layout(
         &c,
         opts,
         std::slice::from_ref(&scenario),
