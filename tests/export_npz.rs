@@ -227,8 +227,8 @@ fn the_dataset_arrays_hold_the_run() {
         std::slice::from_ref(&scenario()),
         "walk",
         Outputs {
-            bvh: false,
             npz: true,
+            ..Outputs::default()
         },
     )
     .expect("job");

@@ -1,5 +1,6 @@
 //! The exported .glb as viewers see it: three.js's GLTFLoader in headless Chromium
-//! (tests/js/threejs_check.mjs) and the Khronos glTF validator (tests/js/validate.js), on the
+//! (tests/js/threejs_check.mjs: SkinnedMeshes on one Skeleton with a bone per clip joint,
+//! a SkeletonHelper, both animations playing) and the Khronos glTF validator (tests/js/validate.js), on the
 //! repo's demo walk and a real CMU clip from ../shared/mocap (the repo's demo wave instead
 //! when the shared clips are absent, saying so; a failure under `JOSTLE_REQUIRE_SHARED=1`).
 //!
@@ -9,7 +10,8 @@
 
 mod common;
 
-use jostle::export::{gltf::glb_bytes, write_atomic};
+use jostle::export::gltf::{GltfLayout, glb_bytes_with_layout};
+use jostle::export::write_atomic;
 use jostle::sim::{BallTrack, Trajectory};
 use jostle::{Character, CharacterOptions};
 use nalgebra::Vector3;
@@ -105,14 +107,14 @@ impl Drop for TempDir {
 struct Exported {
     path: PathBuf,
     joints: usize,
-    bodies: usize,
+    joint_names: Vec<String>,
     balls: usize,
     n_frames: usize,
     frame_time: f64,
 }
 
 /// Export a clip's reference motion plus one ball (flying in the second half) to `dir`.
-fn export(clip: &Path, dir: &Path) -> Exported {
+fn export(clip: &Path, dir: &Path, layout: GltfLayout) -> Exported {
     let c = Character::load(clip, &CharacterOptions::default())
         .unwrap_or_else(|e| panic!("{}: {e}", clip.display()));
     let n = c.clip.num_frames() - c.model.figure.first_frame;
@@ -123,21 +125,22 @@ fn export(clip: &Path, dir: &Path) -> Exported {
             .map(|f| (f >= n / 2).then(|| Vector3::new(-1.0 + f as f64 / n as f64, 1.2, 0.5)))
             .collect(),
     });
-    let (bytes, summary) = glb_bytes(
+    let (bytes, summary) = glb_bytes_with_layout(
         &c.model,
         &c.clip,
         &traj,
         &serde_json::json!({"tool": "jostle", "scenario": "export_threejs test"}),
+        layout,
     )
     .unwrap_or_else(|e| panic!("{}: {e}", clip.display()));
     let stem = clip.file_stem().unwrap().to_string_lossy();
-    let path = dir.join(format!("{stem}.glb"));
+    let path = dir.join(format!("{stem}_{}.glb", layout.name()));
     write_atomic(&path, &bytes).unwrap();
     eprintln!("{}: {summary:?}", path.display());
     Exported {
         path,
         joints: c.clip.joints.len(),
-        bodies: c.model.num_bodies(),
+        joint_names: c.clip.joints.iter().map(|j| j.name.clone()).collect(),
         balls: traj.balls.len(),
         n_frames: n,
         frame_time: c.clip.frame_time,
@@ -165,7 +168,7 @@ fn threejs_loads_and_plays_the_exported_glb() {
     let dir = TempDir::new("threejs");
     for path in clips() {
         let clip = path.display();
-        let e = export(&path, &dir.0);
+        let e = export(&path, &dir.0, GltfLayout::Skinned);
         let t0 = std::time::Instant::now();
         let out = node("tests/js/threejs_check.mjs", &[&e.path]);
         let (stdout, stderr) = (
@@ -187,13 +190,31 @@ fn threejs_loads_and_plays_the_exported_glb() {
         let r: serde_json::Value = serde_json::from_str(line)
             .unwrap_or_else(|err| panic!("not JSON ({err}): {line}\nstderr: {stderr}"));
 
-        let expected_nodes = e.joints + e.bodies + e.balls;
+        // joints, the skinned figure, the balls
+        let expected_nodes = e.joints + 1 + e.balls;
         assert_eq!(r["nodes"], expected_nodes, "{clip}: glTF nodes");
         assert_eq!(
             r["scene_nodes"], expected_nodes,
             "{clip}: three.js node objects"
         );
-        assert_eq!(r["meshes"], e.bodies + e.balls, "{clip}: three.js meshes");
+        // one SkinnedMesh per colour (centre, left, right) sharing one Skeleton
+        let skinned = r["skinned_meshes"].as_u64().expect("skinned_meshes") as usize;
+        assert!(
+            (1..=3).contains(&skinned),
+            "{clip}: {skinned} SkinnedMeshes"
+        );
+        assert_eq!(r["meshes"], skinned + e.balls, "{clip}: three.js meshes");
+        assert_eq!(r["skeletons"], 1, "{clip}: one skeleton");
+        assert_eq!(r["bones"], e.joints, "{clip}: a bone per clip joint");
+        assert_eq!(
+            r["bone_names"],
+            serde_json::json!(e.joint_names),
+            "{clip}: bones in the clip's hierarchy order"
+        );
+        assert_eq!(
+            r["skeleton_helper_bones"], e.joints,
+            "{clip}: SkeletonHelper"
+        );
         assert_eq!(
             r["animations"],
             serde_json::json!(["perturbed", "original"]),
@@ -207,6 +228,10 @@ fn threejs_loads_and_plays_the_exported_glb() {
         );
         assert_eq!(r["played"], true, "{clip}: {line}");
         assert_eq!(r["bone_moved"], true, "{clip}: {line}");
+        assert_eq!(r["skinned_bones_moved"], true, "{clip}: {line}");
+        assert_eq!(r["skinned_vertices_moved"], true, "{clip}: {line}");
+        assert_eq!(r["original_played"], true, "{clip}: {line}");
+        assert_eq!(r["original_bones_moved"], true, "{clip}: {line}");
         assert_eq!(
             r["unbound_tracks"],
             serde_json::json!([]),
@@ -225,7 +250,13 @@ fn khronos_validator_finds_no_errors_or_warnings() {
         return;
     }
     let dir = TempDir::new("validate");
-    let files: Vec<PathBuf> = clips().iter().map(|c| export(c, &dir.0).path).collect();
+    // both layouts: the default skinned one and the plain node tree of --gltf-layout nodes
+    let files: Vec<PathBuf> = clips()
+        .iter()
+        .flat_map(|c| {
+            [GltfLayout::Skinned, GltfLayout::Nodes].map(|layout| export(c, &dir.0, layout).path)
+        })
+        .collect();
     let args: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
     let out = node("tests/js/validate.js", &args);
     let stdout = String::from_utf8_lossy(&out.stdout);

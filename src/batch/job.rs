@@ -5,7 +5,7 @@
 
 use crate::Character;
 use crate::export::bvh::clip_with_trajectory;
-use crate::export::gltf::{GltfError, glb_bytes};
+use crate::export::gltf::{GltfError, GltfLayout, glb_bytes_with_layout};
 use crate::mocap::write_bvh_string;
 use crate::sim::balls::Ball;
 use crate::sim::metrics::{PerturbMetrics, perturb_metrics};
@@ -81,7 +81,8 @@ pub struct JobTiming {
 /// Simulate and export every scenario on one character. The feedforward is computed once;
 /// each variation starts from t = 0 with only its own balls, so its result does not depend
 /// on the other variations. `clip_label` goes into the glTF extras (a relative path keeps
-/// batch outputs independent of where the library sits).
+/// batch outputs independent of where the library sits). The .glb is skinned (the
+/// default [`GltfLayout`]); `want_bvh` also writes the BVH text.
 pub fn run_variations(
     character: &Character,
     opts: SimOptions,
@@ -91,21 +92,23 @@ pub fn run_variations(
 ) -> Result<(JobTiming, Vec<VariationOutput>), JobError> {
     let outputs = Outputs {
         bvh: want_bvh,
-        npz: false,
+        ..Outputs::default()
     };
     run_variations_with(character, opts, scenarios, clip_label, outputs)
 }
 
-/// Which outputs a variation writes besides the .glb.
+/// Which outputs a variation writes, and how.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Outputs {
+    /// The .glb's layout (a skinned armature by default).
+    pub layout: GltfLayout,
     /// The perturbed motion as BVH.
     pub bvh: bool,
     /// The dataset arrays as `.npz`.
     pub npz: bool,
 }
 
-/// [`run_variations`] with the extra `outputs` chosen.
+/// [`run_variations`] with the `outputs` chosen.
 pub fn run_variations_with(
     character: &Character,
     opts: SimOptions,
@@ -143,13 +146,17 @@ pub fn run_variations_with(
             "scenario": scenario.to_toml(),
             "step_s": opts.step,
         });
-        let (glb, _) =
-            glb_bytes(&character.model, &character.clip, &traj, &extras).map_err(|source| {
-                JobError::Gltf {
-                    path: path.clone(),
-                    source,
-                }
-            })?;
+        let (glb, _) = glb_bytes_with_layout(
+            &character.model,
+            &character.clip,
+            &traj,
+            &extras,
+            wanted.layout,
+        )
+        .map_err(|source| JobError::Gltf {
+            path: path.clone(),
+            source,
+        })?;
         let bvh = wanted.bvh.then(|| {
             write_bvh_string(&clip_with_trajectory(
                 &character.model,

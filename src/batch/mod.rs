@@ -26,6 +26,7 @@ pub mod summary;
 
 use crate::Character;
 use crate::character::CharacterOptions;
+use crate::export::gltf::GltfLayout;
 use crate::export::write_atomic;
 use crate::sim::SimOptions;
 use crate::sim::random_throws::random_scenario;
@@ -54,9 +55,10 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// stands on the floor by default, root spring-held, and can be knocked down, METHOD
 /// §12.2–12.4; r6: the contact LCP's warm start follows the friction cones, so more steps
 /// take its exact answer instead of Lemke's, an equally valid one that differs by round-off
-/// or, where the LCP has several, by up to 0.1 % in the metrics). `--mass` and
-/// `--height` reach the fingerprint through [`BatchOptions::load`].
-pub const OUTPUT_REVISION: u32 = 6;
+/// or, where the LCP has several, by up to 0.1 % in the metrics; r7: the .glb is skinned by
+/// default, one armature, `--gltf-layout`). `--mass` and `--height` reach the fingerprint
+/// through [`BatchOptions::load`].
+pub const OUTPUT_REVISION: u32 = 7;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]
@@ -81,6 +83,8 @@ pub struct BatchOptions {
     pub write_bvh: bool,
     /// Also write the dataset arrays (`.npz`).
     pub write_npz: bool,
+    /// Layout of the .glb files.
+    pub gltf_layout: GltfLayout,
     /// Redo clips whose outputs are up to date.
     pub force: bool,
     /// Process only this shard.
@@ -99,6 +103,7 @@ impl BatchOptions {
             "scenario": self.scenario.as_ref().map(|s| s.1.clone()),
             "bvh": self.write_bvh,
             "npz": self.write_npz,
+            "gltf_layout": self.gltf_layout.name(),
             "sim": format!("{:?}", self.sim),
             "load": format!("{:?}", self.load),
         })
@@ -512,6 +517,7 @@ fn process_clip_inner(
     let load_s = t0.elapsed().as_secs_f64();
     let scenarios = opts.scenarios(&c, &clip.rel);
     let wanted = job::Outputs {
+        layout: opts.gltf_layout,
         bvh: opts.write_bvh,
         npz: opts.write_npz,
     };

@@ -1,8 +1,8 @@
 //! `jostle batch`: perturbed variations of every clip of a library, in parallel, resumable,
 //! shardable, with a summary and an HTML report.
 
-use super::LoadArgs;
 use super::simulate::SimArgs;
+use super::{GltfLayoutArg, LoadArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jostle::batch::files::Shard;
@@ -55,6 +55,10 @@ pub struct BatchArgs {
     /// README's "Dataset arrays" for every array, its units and frame).
     #[arg(long)]
     pub npz: bool,
+    /// Layout of the .glb files: `skinned` (one armature: the joints a skin, the capsules
+    /// a skinned mesh) or `nodes` (a plain node tree, no skin).
+    #[arg(long, value_enum, value_name = "LAYOUT", default_value_t = GltfLayoutArg::Skinned)]
+    pub gltf_layout: GltfLayoutArg,
     /// Redo clips whose outputs are already up to date.
     #[arg(long)]
     pub force: bool,
@@ -214,6 +218,7 @@ pub fn run(a: &BatchArgs) -> anyhow::Result<()> {
         load: a.load.options()?,
         write_bvh: a.bvh,
         write_npz: a.npz,
+        gltf_layout: a.gltf_layout.into(),
         force: a.force,
         shard: a.shard,
         jobs: a.jobs,

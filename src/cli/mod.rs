@@ -8,8 +8,9 @@ mod simulate;
 #[cfg(feature = "viewer")]
 mod view;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use jostle::character::CharacterOptions;
+use jostle::export::gltf::GltfLayout;
 use jostle::motion::reference::ReferenceOptions;
 use jostle::skeleton::{FrameOptions, ModelOptions, SkeletonSpec};
 use std::path::PathBuf;
@@ -52,6 +53,27 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+}
+
+/// How the .glb lays out the figure (`--gltf-layout`).
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum GltfLayoutArg {
+    /// One armature: the clip joints are a skin, the capsules a skinned mesh (Blender
+    /// imports one armature with both animations as its actions; three.js a SkinnedMesh).
+    #[default]
+    Skinned,
+    /// Plain nodes: a mesh node per body under its joint node, no skin (the layout of
+    /// earlier versions).
+    Nodes,
+}
+
+impl From<GltfLayoutArg> for GltfLayout {
+    fn from(a: GltfLayoutArg) -> Self {
+        match a {
+            GltfLayoutArg::Skinned => GltfLayout::Skinned,
+            GltfLayoutArg::Nodes => GltfLayout::Nodes,
+        }
+    }
 }
 
 /// Options shared by every command that loads a clip.

@@ -2,7 +2,7 @@
 //! metrics JSON.
 
 use super::simulate::SimArgs;
-use super::{LoadArgs, write_output, write_output_bytes};
+use super::{GltfLayoutArg, LoadArgs, write_output, write_output_bytes};
 use clap::Args;
 use jostle::Character;
 use jostle::batch::job::{Outputs, run_variations_with};
@@ -36,6 +36,10 @@ pub struct PerturbArgs {
     /// Output glTF binary (.glb) with the "perturbed" and "original" animations.
     #[arg(long, value_name = "FILE.glb")]
     pub out: PathBuf,
+    /// Layout of the .glb: `skinned` (one armature: the joints a skin, the capsules a
+    /// skinned mesh) or `nodes` (a plain node tree, no skin).
+    #[arg(long, value_enum, value_name = "LAYOUT", default_value_t = GltfLayoutArg::Skinned)]
+    pub gltf_layout: GltfLayoutArg,
     /// Also write the perturbed motion as BVH in the input's hierarchy and channel orders.
     #[arg(long, value_name = "FILE.bvh")]
     pub bvh: Option<PathBuf>,
@@ -88,6 +92,7 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
     let load_s = t_load.elapsed().as_secs_f64();
     let label = c.path.display().to_string();
     let wanted = Outputs {
+        layout: a.gltf_layout.into(),
         bvh: a.bvh.is_some(),
         npz: a.npz.is_some(),
     };

@@ -1,7 +1,18 @@
 //! glTF 2.0 binary (.glb) of a trajectory: a node per clip joint (the clip's own names and
-//! hierarchy, so retargeting tools recognise it), capsule meshes per body, balls as
-//! animated spheres, and two animations sampled at the clip's frame rate: "perturbed"
-//! (the trajectory) and "original" (the mocap). Checked with the Khronos validator.
+//! hierarchy, so retargeting tools recognise it), the bodies' capsules, balls as animated
+//! spheres, and two animations sampled at the clip's frame rate: "perturbed" (the
+//! trajectory) and "original" (the mocap). Checked with the Khronos validator.
+//!
+//! Two layouts ([`GltfLayout`]). The default, [`GltfLayout::Skinned`], makes the clip
+//! joints a skin (`skins[0]`, joints in the clip's hierarchy order, skeleton root = the clip
+//! root) and the capsules one skinned mesh at the scene root, each vertex bound with weight
+//! 1 to the joint of its body, so Blender imports one armature and three.js a
+//! `SkinnedMesh`. Its bind pose is the clip's OFFSET pose ([`bind_pose`]): every joint's
+//! rest transform is its OFFSET in metres with identity rotation (the root's also turned
+//! from file to world axes), and every inverse bind matrix is the exact inverse of that
+//! joint's world rest transform, so an importer that guesses the bind pose from the joint
+//! nodes and one that reads the inverse bind matrices agree. [`GltfLayout::Nodes`] is the
+//! older plain node tree: each body's capsules a mesh node under its joint node.
 
 use super::pose::{Transform, joint_world_transforms, local_transforms};
 use crate::mocap::Clip;
@@ -10,7 +21,7 @@ use crate::skeleton::{ClipFrames, Model, Role};
 use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
 use json::{Index, Node};
-use nalgebra::{UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Matrix4, Translation3, UnitQuaternion, Vector3};
 use std::borrow::Cow;
 
 /// Why a .glb could not be produced.
@@ -24,6 +35,28 @@ pub enum GltfError {
     Serialize(String),
 }
 
+/// How the figure is laid out in the .glb.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GltfLayout {
+    /// One armature: the clip joints are `skins[0]`, the capsules one skinned mesh (a
+    /// primitive per colour) bound to them; the animations move the joint nodes.
+    #[default]
+    Skinned,
+    /// Plain nodes (the layout before skinning): a mesh node per body under its joint node,
+    /// no skin; importers make empties rather than bones.
+    Nodes,
+}
+
+impl GltfLayout {
+    /// The name used on the command line and in batch descriptions (`skinned`, `nodes`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GltfLayout::Skinned => "skinned",
+            GltfLayout::Nodes => "nodes",
+        }
+    }
+}
+
 /// What the writer produced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GlbSummary {
@@ -35,6 +68,72 @@ pub struct GlbSummary {
     pub animations: usize,
     /// Duration of the animations, s.
     pub duration_s: f64,
+}
+
+/// Capsule tessellation: segments around the axis.
+pub const CAPSULE_SEGMENTS: usize = 16;
+/// Capsule tessellation: rings per hemisphere.
+pub const CAPSULE_RINGS: usize = 6;
+
+/// The bind (rest) pose of the skinned layout, per clip joint (same indexing as
+/// [`Clip::joints`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BindPose {
+    /// Rest transform relative to the parent joint, as the joint node stores it: the
+    /// OFFSET in metres (times the clip's scale) with identity rotation; the root's
+    /// OFFSET and rotation are the file→world turn (Y up). Translations are exactly what
+    /// the file stores (f32); rotations are the stored f32 components, normalised.
+    pub local: Vec<Transform>,
+    /// Rest transform in the world (the scene root), m: `local` composed down the
+    /// hierarchy.
+    pub world: Vec<Transform>,
+    /// Inverse bind matrices: the exact inverse of `world` as a 4×4 matrix (m).
+    pub inverse_bind: Vec<Matrix4<f64>>,
+}
+
+/// A value as the .glb stores it (f32), back in f64.
+fn stored(v: f64) -> f64 {
+    v as f32 as f64
+}
+
+/// The skinned layout's bind pose of a clip read as `model` reads it (scale, up axis).
+pub fn bind_pose(model: &Model, clip: &Clip) -> BindPose {
+    let scale = model.figure.scale;
+    let to_world = model.figure.to_world;
+    let n = clip.joints.len();
+    let (mut local, mut world) = (Vec::with_capacity(n), Vec::<Transform>::with_capacity(n));
+    for joint in &clip.joints {
+        let offset = joint.offset * scale;
+        let (t, q) = match joint.parent {
+            None => (to_world * offset, to_world),
+            Some(_) => (offset, UnitQuaternion::identity()),
+        };
+        let t = t.map(stored);
+        let c = q.coords.map(stored);
+        let q = UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(c.w, c.x, c.y, c.z));
+        let w = match joint.parent {
+            None => (t, q),
+            Some(p) => {
+                let (pt, pq) = world[p];
+                (pt + pq * t, pq * q)
+            }
+        };
+        local.push((t, q));
+        world.push(w);
+    }
+    let inverse_bind = world
+        .iter()
+        .map(|(t, q)| {
+            Isometry3::from_parts(Translation3::from(*t), *q)
+                .inverse()
+                .to_homogeneous()
+        })
+        .collect();
+    BindPose {
+        local,
+        world,
+        inverse_bind,
+    }
 }
 
 #[derive(Default)]
@@ -74,12 +173,7 @@ impl Bin {
         target: Option<json::buffer::Target>,
         bounds: bool,
     ) -> Index<json::Accessor> {
-        let comps = match kind {
-            json::accessor::Type::Scalar => 1,
-            json::accessor::Type::Vec3 => 3,
-            json::accessor::Type::Vec4 => 4,
-            _ => 1,
-        };
+        let comps = kind.multiplicity();
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         let view = self.view(root, &bytes, target);
         let (min, max) = if bounds {
@@ -113,17 +207,72 @@ impl Bin {
         })
     }
 
-    fn accessor_u16(&mut self, root: &mut json::Root, values: &[u16]) -> Index<json::Accessor> {
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    /// Triangle indices: UNSIGNED_SHORT when every index fits, else UNSIGNED_INT.
+    fn accessor_indices(&mut self, root: &mut json::Root, values: &[u32]) -> Index<json::Accessor> {
+        let short = values.iter().all(|&v| v <= u32::from(u16::MAX));
+        let (bytes, component) = if short {
+            let bytes: Vec<u8> = values
+                .iter()
+                .flat_map(|&v| (v as u16).to_le_bytes())
+                .collect();
+            (bytes, json::accessor::ComponentType::U16)
+        } else {
+            let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+            (bytes, json::accessor::ComponentType::U32)
+        };
         let view = self.view(root, &bytes, Some(json::buffer::Target::ElementArrayBuffer));
+        self.accessor_of(
+            root,
+            view,
+            values.len(),
+            component,
+            json::accessor::Type::Scalar,
+        )
+    }
+
+    /// JOINTS_0: four joint indices per vertex, UNSIGNED_BYTE when every index fits, else
+    /// UNSIGNED_SHORT.
+    fn accessor_joints(
+        &mut self,
+        root: &mut json::Root,
+        values: &[[u16; 4]],
+    ) -> Index<json::Accessor> {
+        let byte = values.iter().flatten().all(|&v| v <= u16::from(u8::MAX));
+        let (bytes, component) = if byte {
+            let bytes: Vec<u8> = values.iter().flatten().map(|&v| v as u8).collect();
+            (bytes, json::accessor::ComponentType::U8)
+        } else {
+            let bytes: Vec<u8> = values
+                .iter()
+                .flatten()
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            (bytes, json::accessor::ComponentType::U16)
+        };
+        let view = self.view(root, &bytes, Some(json::buffer::Target::ArrayBuffer));
+        self.accessor_of(
+            root,
+            view,
+            values.len(),
+            component,
+            json::accessor::Type::Vec4,
+        )
+    }
+
+    fn accessor_of(
+        &mut self,
+        root: &mut json::Root,
+        view: Index<json::buffer::View>,
+        count: usize,
+        component: json::accessor::ComponentType,
+        kind: json::accessor::Type,
+    ) -> Index<json::Accessor> {
         root.push(json::Accessor {
             buffer_view: Some(view),
             byte_offset: None,
-            count: USize64::from(values.len()),
-            component_type: Valid(json::accessor::GenericComponentType(
-                json::accessor::ComponentType::U16,
-            )),
-            type_: Valid(json::accessor::Type::Scalar),
+            count: USize64::from(count),
+            component_type: Valid(json::accessor::GenericComponentType(component)),
+            type_: Valid(kind),
             min: None,
             max: None,
             normalized: false,
@@ -135,7 +284,8 @@ impl Bin {
     }
 }
 
-/// Triangle mesh of a capsule from `a` to `b` with radius `r`: (positions, normals, indices).
+/// Triangle mesh of a capsule from `a` to `b` with radius `r` (m): (positions, normals,
+/// indices), `segments` around the axis and `rings` per hemisphere.
 pub fn capsule_mesh(
     a: &Vector3<f64>,
     b: &Vector3<f64>,
@@ -143,6 +293,23 @@ pub fn capsule_mesh(
     segments: usize,
     rings: usize,
 ) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u16>) {
+    let (pos, nor, idx) = capsule_surface(a, b, r, segments, rings);
+    let f32s = |v: &Vector3<f64>| [v.x as f32, v.y as f32, v.z as f32];
+    (
+        pos.iter().map(f32s).collect(),
+        nor.iter().map(f32s).collect(),
+        idx,
+    )
+}
+
+/// [`capsule_mesh`] in f64: vertex positions (m), unit normals, triangle indices.
+pub fn capsule_surface(
+    a: &Vector3<f64>,
+    b: &Vector3<f64>,
+    r: f64,
+    segments: usize,
+    rings: usize,
+) -> (Vec<Vector3<f64>>, Vec<Vector3<f64>>, Vec<u16>) {
     let d = b - a;
     let len = d.norm();
     let axis = if len > 1e-12 { d / len } else { Vector3::y() };
@@ -164,9 +331,8 @@ pub fn capsule_mesh(
         for s in 0..=segments {
             let th = std::f64::consts::TAU * s as f64 / segments as f64;
             let n = axis * phi.sin() + (u * th.cos() + v * th.sin()) * phi.cos();
-            let p = c + n * r;
-            pos.push([p.x as f32, p.y as f32, p.z as f32]);
-            nor.push([n.x as f32, n.y as f32, n.z as f32]);
+            pos.push(c + n * r);
+            nor.push(n);
         }
     }
     let w = segments + 1;
@@ -242,12 +408,151 @@ fn animation_locals(
     out
 }
 
-/// Build the .glb bytes. `extras` (JSON) is stored in the asset's extras (tool, scenario).
+/// The skinned figure: every body's capsules placed in the bind pose (world rest), one
+/// primitive per colour, each vertex bound with weight 1 to its body's joint; the skin
+/// over all clip joints with their inverse bind matrices. Returns the mesh node (at the
+/// scene root, no transform of its own, as glTF requires of skinned meshes).
+fn push_skinned_figure(
+    root: &mut json::Root,
+    bin: &mut Bin,
+    model: &Model,
+    bind: &BindPose,
+    materials: &[Index<json::Material>],
+) -> Index<Node> {
+    let mut parts: [FigurePart; 3] = Default::default();
+    for (b, body) in model.bodies.iter().enumerate() {
+        let part = &mut parts[side(model, b)];
+        let (wt, wq) = bind.world[body.bvh_joint];
+        // checked by the caller: at most 65536 joints
+        let joint = body.bvh_joint as u16;
+        for c in &body.capsules {
+            let (p, nn, i) = capsule_surface(
+                &(c.a + body.com),
+                &(c.b + body.com),
+                c.radius,
+                CAPSULE_SEGMENTS,
+                CAPSULE_RINGS,
+            );
+            let base = part.joints.len() as u32;
+            for v in &p {
+                let w = wt + wq * v;
+                part.positions.extend([w.x as f32, w.y as f32, w.z as f32]);
+            }
+            for v in &nn {
+                let w = wq * v;
+                part.normals.extend([w.x as f32, w.y as f32, w.z as f32]);
+            }
+            part.joints
+                .extend(std::iter::repeat_n([joint, 0, 0, 0], p.len()));
+            part.indices
+                .extend(i.into_iter().map(|k| u32::from(k) + base));
+        }
+    }
+    let mut primitives = vec![];
+    for (part, material) in parts.iter().zip(materials) {
+        if part.joints.is_empty() {
+            continue;
+        }
+        let positions = bin.accessor_f32(
+            root,
+            &part.positions,
+            json::accessor::Type::Vec3,
+            Some(json::buffer::Target::ArrayBuffer),
+            true,
+        );
+        let normals = bin.accessor_f32(
+            root,
+            &part.normals,
+            json::accessor::Type::Vec3,
+            Some(json::buffer::Target::ArrayBuffer),
+            false,
+        );
+        let joints = bin.accessor_joints(root, &part.joints);
+        let weights: Vec<f32> = std::iter::repeat_n([1.0f32, 0.0, 0.0, 0.0], part.joints.len())
+            .flatten()
+            .collect();
+        let weights = bin.accessor_f32(
+            root,
+            &weights,
+            json::accessor::Type::Vec4,
+            Some(json::buffer::Target::ArrayBuffer),
+            false,
+        );
+        let indices = bin.accessor_indices(root, &part.indices);
+        let mut attributes = std::collections::BTreeMap::new();
+        attributes.insert(Valid(json::mesh::Semantic::Positions), positions);
+        attributes.insert(Valid(json::mesh::Semantic::Normals), normals);
+        attributes.insert(Valid(json::mesh::Semantic::Joints(0)), joints);
+        attributes.insert(Valid(json::mesh::Semantic::Weights(0)), weights);
+        primitives.push(json::mesh::Primitive {
+            attributes,
+            indices: Some(indices),
+            material: Some(*material),
+            mode: Valid(json::mesh::Mode::Triangles),
+            targets: None,
+            extensions: None,
+            extras: Default::default(),
+        });
+    }
+    let mesh = root.push(json::Mesh {
+        name: Some("figure".into()),
+        primitives,
+        weights: None,
+        extensions: None,
+        extras: Default::default(),
+    });
+    let matrices: Vec<f32> = bind
+        .inverse_bind
+        .iter()
+        .flat_map(|m| m.as_slice().iter().map(|&v| v as f32))
+        .collect();
+    let inverse_bind_matrices =
+        bin.accessor_f32(root, &matrices, json::accessor::Type::Mat4, None, false);
+    let skin = root.push(json::Skin {
+        extensions: None,
+        extras: Default::default(),
+        inverse_bind_matrices: Some(inverse_bind_matrices),
+        joints: (0..bind.local.len() as u32).map(Index::new).collect(),
+        // Blender names the armature after the skin
+        name: Some("skeleton".into()),
+        skeleton: Some(Index::new(0)),
+    });
+    root.push(Node {
+        name: Some("figure".into()),
+        mesh: Some(mesh),
+        skin: Some(skin),
+        ..Default::default()
+    })
+}
+
+/// Vertex data of one primitive of the skinned figure (one colour).
+#[derive(Default)]
+struct FigurePart {
+    positions: Vec<f32>,
+    normals: Vec<f32>,
+    joints: Vec<[u16; 4]>,
+    indices: Vec<u32>,
+}
+
+/// Build the .glb bytes in the default layout ([`GltfLayout::Skinned`]). `extras` (JSON)
+/// is stored in the asset's extras (tool, scenario).
 pub fn glb_bytes(
     model: &Model,
     clip: &Clip,
     traj: &Trajectory,
     extras: &serde_json::Value,
+) -> Result<(Vec<u8>, GlbSummary), GltfError> {
+    glb_bytes_with_layout(model, clip, traj, extras, GltfLayout::Skinned)
+}
+
+/// Build the .glb bytes in the given layout. `extras` (JSON) is stored in the asset's
+/// extras (tool, scenario).
+pub fn glb_bytes_with_layout(
+    model: &Model,
+    clip: &Clip,
+    traj: &Trajectory,
+    extras: &serde_json::Value,
+    layout: GltfLayout,
 ) -> Result<(Vec<u8>, GlbSummary), GltfError> {
     let frames = ClipFrames::from_figure(clip, &model.figure);
     let n = traj.num_frames().min(frames.num_frames());
@@ -258,6 +563,20 @@ pub fn glb_bytes(
         return Err(GltfError::Mismatch(
             "trajectory body count differs from the model".into(),
         ));
+    }
+    let nj = clip.joints.len();
+    if model.owner.len() != nj
+        || model.frozen.len() != nj
+        || model.bodies.iter().any(|b| b.bvh_joint >= nj)
+    {
+        return Err(GltfError::Mismatch(
+            "the model was built from another clip (joint count differs)".into(),
+        ));
+    }
+    if nj > usize::from(u16::MAX) + 1 {
+        return Err(GltfError::Mismatch(format!(
+            "{nj} joints: a skin holds at most 65536"
+        )));
     }
     let mut root = json::Root::default();
     root.asset.generator = Some(format!("jostle {}", env!("CARGO_PKG_VERSION")));
@@ -292,14 +611,14 @@ pub fn glb_bytes(
                      name: String,
                      caps: &[(Vector3<f64>, Vector3<f64>, f64)],
                      material: Index<json::Material>| {
-        let (mut pos, mut nor, mut idx): (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u16>) =
+        let (mut pos, mut nor, mut idx): (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u32>) =
             (vec![], vec![], vec![]);
         for (a, b, r) in caps {
-            let (p, nn, i) = capsule_mesh(a, b, *r, 16, 6);
-            let base = pos.len() as u16;
+            let (p, nn, i) = capsule_mesh(a, b, *r, CAPSULE_SEGMENTS, CAPSULE_RINGS);
+            let base = pos.len() as u32;
             pos.extend(p);
             nor.extend(nn);
-            idx.extend(i.into_iter().map(|k| k + base));
+            idx.extend(i.into_iter().map(|k| u32::from(k) + base));
         }
         let pa = bin.accessor_f32(
             root,
@@ -315,7 +634,7 @@ pub fn glb_bytes(
             Some(json::buffer::Target::ArrayBuffer),
             false,
         );
-        let ia = bin.accessor_u16(root, &idx);
+        let ia = bin.accessor_indices(root, &idx);
         let mut attributes = std::collections::BTreeMap::new();
         attributes.insert(Valid(json::mesh::Semantic::Positions), pa);
         attributes.insert(Valid(json::mesh::Semantic::Normals), na);
@@ -338,8 +657,12 @@ pub fn glb_bytes(
 
     let original = animation_locals(model, clip, None, n);
     let perturbed = animation_locals(model, clip, Some(traj), n);
-    let rest = &original[0];
-    let nj = clip.joints.len();
+    let bind = (layout == GltfLayout::Skinned).then(|| bind_pose(model, clip));
+    // Joint rest transforms: the bind pose (skinned), or the mocap's first frame (nodes).
+    let rest = match &bind {
+        Some(bind) => &bind.local,
+        None => &original[0],
+    };
 
     // Joint nodes first (index = clip joint index), then mesh and ball nodes.
     for (j, joint) in clip.joints.iter().enumerate() {
@@ -359,32 +682,40 @@ pub fn glb_bytes(
             children[p].push(Index::new(j as u32));
         }
     }
-    for (b, body) in model.bodies.iter().enumerate() {
-        let caps: Vec<_> = body
-            .capsules
-            .iter()
-            .map(|c| (c.a + body.com, c.b + body.com, c.radius))
-            .collect();
-        let mesh = push_mesh(
-            &mut root,
-            &mut bin,
-            format!("{}_capsules", body.name),
-            &caps,
-            materials[side(model, b)],
-        );
-        let node = root.push(Node {
-            name: Some(format!("{}_mesh", body.name)),
-            mesh: Some(mesh),
-            ..Default::default()
-        });
-        children[body.bvh_joint].push(node);
+    let mut scene_nodes = vec![Index::new(0)];
+    match &bind {
+        None => {
+            for (b, body) in model.bodies.iter().enumerate() {
+                let caps: Vec<_> = body
+                    .capsules
+                    .iter()
+                    .map(|c| (c.a + body.com, c.b + body.com, c.radius))
+                    .collect();
+                let mesh = push_mesh(
+                    &mut root,
+                    &mut bin,
+                    format!("{}_capsules", body.name),
+                    &caps,
+                    materials[side(model, b)],
+                );
+                let node = root.push(Node {
+                    name: Some(format!("{}_mesh", body.name)),
+                    mesh: Some(mesh),
+                    ..Default::default()
+                });
+                children[body.bvh_joint].push(node);
+            }
+        }
+        Some(bind) => {
+            let figure = push_skinned_figure(&mut root, &mut bin, model, bind, &materials);
+            scene_nodes.push(figure);
+        }
     }
     for (j, ch) in children.into_iter().enumerate() {
         if !ch.is_empty() {
             root.nodes[j].children = Some(ch);
         }
     }
-    let mut scene_nodes = vec![Index::new(0)];
     let mut ball_nodes = vec![];
     for (i, ball) in traj.balls.iter().enumerate() {
         let mesh = push_mesh(

@@ -1,6 +1,7 @@
 // Load a jostle .glb in headless Chromium with three.js's GLTFLoader, play its "perturbed"
-// animation with an AnimationMixer and print one JSON line:
-//   {"nodes", "scene_nodes", "animations", "duration_s", "meshes", "played", "bone_moved", ...}
+// and "original" animations with an AnimationMixer and print one JSON line:
+//   {"nodes", "scene_nodes", "animations", "duration_s", "meshes", "played", "bone_moved",
+//    "skinned_meshes", "skeletons", "bones", "skeleton_helper_bones", "skinned_bones_moved", ...}
 // Usage: node threejs_check.mjs FILE.glb [--screenshot OUT.png]
 // Exit code: 0 loaded and played; 1 load/play error; 2 usage or browser trouble.
 // Everything is served from a throw-away 127.0.0.1 server (page.html, node_modules/three, the
