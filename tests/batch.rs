@@ -128,7 +128,7 @@ fn batch_over(tag: &str, sources: &[PathBuf]) {
     let out = root.join("out");
 
     // 1. Whole run: good clips ok with outputs, broken ones failed with a reason, exit 1.
-    let first = run(&["-q", "--seed", "7"], &lib, &out);
+    let first = run(&["-q", "--seed", "7", "--npz"], &lib, &out);
     let err = String::from_utf8_lossy(&first.stderr);
     assert_eq!(
         first.status.code(),
@@ -161,7 +161,7 @@ fn batch_over(tag: &str, sources: &[PathBuf]) {
         } else {
             assert_eq!(r["status"], "ok", "{path}: {}", r["reason"]);
             assert!(r["reason"].is_null());
-            for f in ["v01.glb", "metrics.json", "job.json"] {
+            for f in ["v01.glb", "v01.npz", "metrics.json", "job.json"] {
                 assert!(dir.join(f).is_file(), "{path}: {f}");
             }
             let glb = std::fs::read(dir.join("v01.glb")).unwrap();
@@ -202,7 +202,7 @@ fn batch_over(tag: &str, sources: &[PathBuf]) {
     );
 
     // 2. Second run: every good clip skipped (nothing recomputed), JSON lines for scripts.
-    let second = run(&["--json-lines", "--seed", "7"], &lib, &out);
+    let second = run(&["--json-lines", "--seed", "7", "--npz"], &lib, &out);
     assert_eq!(second.status.code(), Some(1));
     let lines: Vec<Value> = String::from_utf8_lossy(&second.stdout)
         .lines()
@@ -236,7 +236,16 @@ fn batch_over(tag: &str, sources: &[PathBuf]) {
     let mut seen = BTreeSet::new();
     for i in 0..2 {
         let o = run(
-            &["-q", "--seed", "7", "-j", "1", "--shard", &format!("{i}/2")],
+            &[
+                "-q",
+                "--seed",
+                "7",
+                "--npz",
+                "-j",
+                "1",
+                "--shard",
+                &format!("{i}/2"),
+            ],
             &lib,
             &sharded,
         );
@@ -270,7 +279,7 @@ fn batch_over(tag: &str, sources: &[PathBuf]) {
     for g in &good {
         let a = out.join(g.trim_end_matches(".bvh"));
         let b = sharded.join(g.trim_end_matches(".bvh"));
-        for f in ["v01.glb", "metrics.json"] {
+        for f in ["v01.glb", "v01.npz", "metrics.json"] {
             assert!(
                 std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(),
                 "{g}/{f} differs between runs with the same seed"
