@@ -214,16 +214,24 @@ mod tests {
             "finished writes leave the list"
         );
         assert!(!a_tmp.exists());
-        // A write in progress (simulated) is deleted by the cleanup.
+        // A write in progress (simulated) is listed and deleted by the cleanup. Only this
+        // test's entry is cleaned here: remove_pending_temporaries() would also delete the
+        // staging folders of the tests running beside this one in the same process (it
+        // did: a staging test lost its job.json). The whole cleanup runs in
+        // tests/batch.rs's interrupted batch, in a process of its own.
         let tmp = dir.join(format!(".b.txt.tmp-{}", std::process::id()));
         std::fs::write(&tmp, b"partial").unwrap();
-        pending().push(tmp.clone());
+        track_temporary(&tmp);
         {
-            let g = remove_pending_temporaries();
-            assert!(!tmp.exists());
-            drop(g);
+            let g = pending();
+            assert!(g.contains(&tmp), "a write in progress is listed");
+            for p in g.iter().filter(|p| **p == tmp) {
+                remove_temporary(p);
+            }
         }
-        pending().retain(|p| p != &tmp);
+        assert!(!tmp.exists());
+        untrack_temporary(&tmp);
+        assert!(!pending().contains(&tmp));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
