@@ -47,7 +47,12 @@ fn blender_imports_one_armature_with_both_animations() {
             std::env::var_os("JOSTLE_REQUIRE_BLENDER").is_none(),
             "JOSTLE_REQUIRE_BLENDER is set but `{blender}` does not run"
         );
-        eprintln!("skipped: Blender import check (no `{blender}`; apt-get install blender)");
+        // straight to stderr, past libtest's capture, so the skip shows in a plain `cargo test`
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: Blender import check (no `{blender}`; apt-get install blender)"
+        );
         return;
     }
     let c = Character::load(

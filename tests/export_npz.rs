@@ -253,7 +253,12 @@ fn numpy_check(bytes: &[u8], nf: usize, nj: usize, nb: usize) {
             std::env::var_os("JOSTLE_REQUIRE_NUMPY").is_none(),
             "JOSTLE_REQUIRE_NUMPY is set but {python} has no numpy"
         );
-        eprintln!("skipped: NumPy's np.load check ({python} has no numpy; pip install numpy)");
+        // straight to stderr, past libtest's capture, so the skip shows in a plain `cargo test`
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: NumPy's np.load check ({python} has no numpy; pip install numpy)"
+        );
         return;
     }
     let dir = std::env::temp_dir().join(format!("jostle-npz-{}", std::process::id()));
