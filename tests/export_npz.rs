@@ -78,8 +78,8 @@ fn the_dataset_arrays_hold_the_run() {
     }
     sim.run().expect("runs");
     let metrics = perturb_metrics(&sim);
-    let bytes = dataset_npz(&sim, &metrics).expect("npz");
     let traj = sim.trajectory();
+    let bytes = dataset_npz(&sim, &traj, &metrics).expect("npz");
     let frames = ClipFrames::from_figure(clip, &model.figure);
     let nf = traj.num_frames().min(frames.num_frames());
     let (nj, nb) = (clip.joints.len(), model.num_bodies());

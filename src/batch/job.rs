@@ -167,7 +167,7 @@ pub fn run_variations_with(
         let metrics = perturb_metrics(&sim);
         let npz = if wanted.npz {
             Some(
-                crate::export::npz::dataset_npz(&sim, &metrics).map_err(|source| {
+                crate::export::npz::dataset_npz(&sim, &traj, &metrics).map_err(|source| {
                     JobError::Npz {
                         path: path.clone(),
                         source,

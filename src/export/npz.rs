@@ -7,9 +7,10 @@
 //! fixed timestamp, so the same run gives the same bytes.
 
 use super::pose::{Transform, joint_world_transforms, local_transforms};
-use crate::sim::Simulation;
 use crate::sim::metrics::PerturbMetrics;
+use crate::sim::{Simulation, Trajectory};
 use crate::skeleton::ClipFrames;
+use nalgebra::UnitQuaternion;
 use ndarray::{Array, Array0, Array1, Array2, Dimension};
 use ndarray_npy::{NpzWriter, WritableElement, WriteDataError, WriteNpzError};
 use std::io::{Cursor, Write};
@@ -218,49 +219,85 @@ fn shaped<T, Sh: ndarray::ShapeBuilder<Dim = D>, D: Dimension>(
     Array::from_shape_vec(shape, data).map_err(|e| NpzError::Shape(e.to_string()))
 }
 
-/// Per frame, per joint: world positions (m) and local rotations (xyzw) as f32 rows.
-fn joint_arrays(per_frame: &[Vec<Transform>], clip: &crate::mocap::Clip) -> (Vec<f32>, Vec<f32>) {
-    let mut pos = Vec::with_capacity(per_frame.len() * clip.joints.len() * 3);
-    let mut rot = Vec::with_capacity(per_frame.len() * clip.joints.len() * 4);
-    for world in per_frame {
-        for (x, _) in world {
-            pos.extend([x.x as f32, x.y as f32, x.z as f32]);
-        }
-        for (_, q) in local_transforms(clip, world) {
-            let c = q.coords; // (i, j, k, w)
-            rot.extend([c.x as f32, c.y as f32, c.z as f32, c.w as f32]);
-        }
-    }
-    (pos, rot)
+/// One motion's joints per frame: world transforms and local (parent-relative) rotations.
+struct JointFrames {
+    world: Vec<Vec<Transform>>,
+    local: Vec<Vec<UnitQuaternion<f64>>>,
 }
 
-/// The `.npz` bytes of a finished run with its `metrics`.
-pub fn dataset_npz(sim: &Simulation, metrics: &PerturbMetrics) -> Result<Vec<u8>, NpzError> {
+impl JointFrames {
+    fn new(clip: &crate::mocap::Clip, world: Vec<Vec<Transform>>) -> Self {
+        let local = world
+            .iter()
+            .map(|w| {
+                local_transforms(clip, w)
+                    .into_iter()
+                    .map(|(_, q)| q)
+                    .collect()
+            })
+            .collect();
+        JointFrames { world, local }
+    }
+
+    /// World positions (m) and local rotations (xyzw), f32, row-major (F, J, 3|4).
+    fn arrays(&self) -> (Vec<f32>, Vec<f32>) {
+        let pos = self
+            .world
+            .iter()
+            .flatten()
+            .flat_map(|(x, _)| [x.x as f32, x.y as f32, x.z as f32])
+            .collect();
+        let rot = self
+            .local
+            .iter()
+            .flatten()
+            .flat_map(|q| {
+                let c = q.coords; // (i, j, k, w)
+                [c.x as f32, c.y as f32, c.z as f32, c.w as f32]
+            })
+            .collect();
+        (pos, rot)
+    }
+}
+
+/// The `.npz` bytes of a finished run: `traj` its trajectory at the clip's frames (as
+/// [`Simulation::trajectory`] gives it), `metrics` its metrics.
+pub fn dataset_npz(
+    sim: &Simulation,
+    traj: &Trajectory,
+    metrics: &PerturbMetrics,
+) -> Result<Vec<u8>, NpzError> {
     let character = sim.character;
     let (model, clip) = (&character.model, &character.clip);
-    let traj = sim.trajectory();
     let frames = ClipFrames::from_figure(clip, &model.figure);
     let nf = traj.num_frames().min(frames.num_frames());
     if nf == 0 {
         return Err(NpzError::Empty);
     }
     let (nj, nb, nballs) = (clip.joints.len(), model.num_bodies(), sim.balls.len());
-    let perturbed: Vec<Vec<Transform>> = (0..nf)
-        .map(|f| joint_world_transforms(model, &frames, f, Some(&traj.poses[f])))
+    let perturbed = JointFrames::new(
+        clip,
+        (0..nf)
+            .map(|f| joint_world_transforms(model, &frames, f, Some(&traj.poses[f])))
+            .collect(),
+    );
+    let original = JointFrames::new(
+        clip,
+        (0..nf)
+            .map(|f| joint_world_transforms(model, &frames, f, None))
+            .collect(),
+    );
+    let (pos, rot) = perturbed.arrays();
+    let (opos, orot) = original.arrays();
+    let deviation: Vec<f32> = perturbed
+        .local
+        .iter()
+        .flatten()
+        .zip(original.local.iter().flatten())
+        .map(|(qp, qo)| qp.angle_to(qo).to_degrees() as f32)
         .collect();
-    let original: Vec<Vec<Transform>> = (0..nf)
-        .map(|f| joint_world_transforms(model, &frames, f, None))
-        .collect();
-    let (pos, rot) = joint_arrays(&perturbed, clip);
-    let (opos, orot) = joint_arrays(&original, clip);
-    let mut deviation = Vec::with_capacity(nf * nj);
-    for (p, o) in perturbed.iter().zip(&original) {
-        let (lp, lo) = (local_transforms(clip, p), local_transforms(clip, o));
-        for ((_, qp), (_, qo)) in lp.iter().zip(&lo) {
-            deviation.push(qp.angle_to(qo).to_degrees() as f32);
-        }
-    }
     let root: Vec<f32> = perturbed
+        .world
         .iter()
         .flat_map(|w| [w[0].0.x as f32, w[0].0.y as f32, w[0].0.z as f32])
         .collect();
