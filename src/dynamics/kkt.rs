@@ -34,7 +34,7 @@
 
 use crate::skeleton::Joint;
 use crate::skeleton::joint::JointFrame;
-use nalgebra::{DMatrix, DVector, Matrix3, Matrix6, SMatrix, UnitQuaternion, Vector6};
+use nalgebra::{DMatrix, DVector, Matrix3, Matrix6, SMatrix, SVector, UnitQuaternion, Vector6};
 
 /// Largest super-node: 6 body unknowns + 6 multipliers.
 const MAX_NODE: usize = 12;
@@ -251,20 +251,25 @@ impl Default for NodeFactor {
 const BLOCK_PIVOT_TOLERANCE: f64 = 1e-9;
 
 /// Inverse of a fixed-size square matrix by Gauss–Jordan with partial pivoting; `None`
-/// if a pivot is ≤ `rel_tol` × the largest entry.
+/// if a pivot is ≤ `rel_tol` × the largest entry (the pivots are searched among M's
+/// columns: see below).
+///
+/// In place (Numerical Recipes' `gaussj` with row pivoting only): step k turns column k
+/// into that of the inverse, so each step updates N − 1 rows of N entries — N³
+/// multiply-adds, half of eliminating on [A | I] side by side. The row swaps come back
+/// as column swaps at the end.
 #[inline]
 fn invert<const N: usize>(m: &SMatrix<f64, N, N>, rel_tol: f64) -> Option<SMatrix<f64, N, N>> {
+    // Work on Mᵀ, whose rows are M's (column-major) columns: copies in and out are
+    // plain moves, and (Mᵀ)⁻¹ read column-major is M⁻¹. Pivoting on Mᵀ's rows is
+    // pivoting on M's columns.
     let mut a = [[0.0f64; N]; N];
-    let mut inv = [[0.0f64; N]; N];
-    let mut scale: f64 = 0.0;
-    for r in 0..N {
-        for c in 0..N {
-            a[r][c] = m[(r, c)];
-            scale = scale.max(a[r][c].abs());
-        }
-        inv[r][r] = 1.0;
+    for (row, col) in a.iter_mut().zip(m.as_slice().chunks_exact(N)) {
+        row.copy_from_slice(col);
     }
+    let scale = m.as_slice().iter().fold(0.0f64, |s, v| s.max(v.abs()));
     let tol = rel_tol * scale;
+    let mut swapped = [0usize; N];
     for k in 0..N {
         let mut p = k;
         let mut best = a[k][k].abs();
@@ -278,25 +283,90 @@ fn invert<const N: usize>(m: &SMatrix<f64, N, N>, rel_tol: f64) -> Option<SMatri
             return None;
         }
         a.swap(p, k);
-        inv.swap(p, k);
+        swapped[k] = p;
         let d = 1.0 / a[k][k];
+        a[k][k] = 1.0;
         for c in 0..N {
             a[k][c] *= d;
-            inv[k][c] *= d;
         }
-        let (ak, ik) = (a[k], inv[k]);
-        for r in 0..N {
+        let ak = a[k];
+        for (r, row) in a.iter_mut().enumerate() {
             if r == k {
                 continue;
             }
-            let f = a[r][k];
+            let f = row[k];
+            row[k] = 0.0;
             for c in 0..N {
-                a[r][c] -= f * ak[c];
-                inv[r][c] -= f * ik[c];
+                row[c] -= f * ak[c];
             }
         }
     }
-    Some(SMatrix::from_fn(|r, c| inv[r][c]))
+    for k in (0..N).rev() {
+        let p = swapped[k];
+        if p != k {
+            for row in a.iter_mut() {
+                row.swap(p, k);
+            }
+        }
+    }
+    Some(SMatrix::from_fn(|r, c| a[c][r]))
+}
+
+/// `$f::<C>(args…)` with the node's row count `$c` (0..=6) as the constant C: the
+/// kernels then work on C-row blocks instead of zero-padded 6×6 ones.
+macro_rules! with_rows {
+    ($c:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+        match $c {
+            0 => $f::<0>($($arg),*),
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            5 => $f::<5>($($arg),*),
+            _ => $f::<6>($($arg),*),
+        }
+    };
+}
+
+/// Block-path solve of a node with `C` rows: (u, λ) ← D̂⁻¹ (u, λ) with
+/// λ_C = S⁻¹(λ − Y u), u = P u + X λ_C. Entries of λ beyond C stay as given (zero).
+#[inline]
+fn node_solve_block<const C: usize>(
+    node: &NodeFactor,
+    u: &mut Vector6<f64>,
+    lam: &mut Vector6<f64>,
+) {
+    let pu = node.p * *u;
+    if C == 0 {
+        *u = pu;
+        return;
+    }
+    let r: SVector<f64, C> = lam.fixed_rows::<C>(0) - node.y.fixed_rows::<C>(0) * *u;
+    let yl: SVector<f64, C> = node.sinv.fixed_view::<C, C>(0, 0) * r;
+    *u = pu + node.x.fixed_columns::<C>(0) * yl;
+    lam.fixed_rows_mut::<C>(0).copy_from(&yl);
+}
+
+/// `−J_parentᵀ λ` of a node with `C` rows: the multipliers' push on the parent's body.
+#[inline]
+fn parent_rows_transpose<const C: usize>(jp: &Matrix6<f64>, lam: &Vector6<f64>) -> Vector6<f64> {
+    -(jp.fixed_rows::<C>(0).transpose() * lam.fixed_rows::<C>(0))
+}
+
+/// Back step of a node with `C` rows: u −= W_x u_p, λ_C −= W_λ u_p.
+#[inline]
+fn substitute_rows<const C: usize>(
+    node: &NodeFactor,
+    up: &Vector6<f64>,
+    u: &mut Vector6<f64>,
+    lam: &mut Vector6<f64>,
+) {
+    *u -= node.wx * up;
+    if C > 0 {
+        let d: SVector<f64, C> = node.wl.fixed_rows::<C>(0) * up;
+        let mut l = lam.fixed_rows_mut::<C>(0);
+        l -= d;
+    }
 }
 
 /// Block-path factor of a node with `C` rows (see [`NodeFactor`]): fills `node` and
@@ -340,7 +410,6 @@ fn factor_block<const C: usize>(
         }
     };
     if C == 0 {
-        node.wl.fill(0.0);
         return Some(if has_parent && coupled {
             let wx = p_bu(&p);
             node.wx = wx;
@@ -350,13 +419,7 @@ fn factor_block<const C: usize>(
             Matrix6::zeros()
         });
     }
-    if C < 6 {
-        // padding beyond the node's rows must be zero for the 6×6 solves
-        node.x.fill(0.0);
-        node.y.fill(0.0);
-        node.sinv.fill(0.0);
-        node.wl.fill(0.0);
-    }
+    // only the node's C rows (columns of X) are stored and ever read: no zero padding
     let g: SMatrix<f64, C, 6> = j_self.fixed_rows::<C>(0).into_owned();
     let x: SMatrix<f64, 6, C> = p * g.transpose();
     let sinv = invert::<C>(&(g * x), BLOCK_PIVOT_TOLERANCE)?;
@@ -567,30 +630,10 @@ impl BlockTree {
             node.coupled = coupled;
             let (js, jp) = (&self.j_self[i], &self.j_parent[i]);
             let has_parent = parent.is_some();
-            let args = (&ahat, js, jp, bu, apc, has_parent, coupled);
-            let cw = match c {
-                0 => {
-                    factor_block::<0>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
-                }
-                1 => {
-                    factor_block::<1>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
-                }
-                2 => {
-                    factor_block::<2>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
-                }
-                3 => {
-                    factor_block::<3>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
-                }
-                4 => {
-                    factor_block::<4>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
-                }
-                5 => {
-                    factor_block::<5>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
-                }
-                _ => {
-                    factor_block::<6>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, node)
-                }
-            };
+            let cw = with_rows!(
+                c,
+                factor_block(&ahat, js, jp, bu, apc, has_parent, coupled, node)
+            );
             node.block = cw.is_some();
             let cw = match cw {
                 Some(cw) => cw,
@@ -669,9 +712,7 @@ impl BlockTree {
         let node = &self.nodes[i];
         let c = self.rows[i];
         if node.block {
-            let yl = node.sinv * (*lam - node.y * *u);
-            *u = node.p * *u + node.x * yl;
-            *lam = yl;
+            with_rows!(c, node_solve_block(node, u, lam));
             return;
         }
         let mut b = [0.0; MAX_NODE];
@@ -718,7 +759,7 @@ impl BlockTree {
         x.body[i] = u;
         x.rows[i] = lam;
         if let Some(p) = self.parent[i] {
-            let mut cy = -(self.j_parent[i].transpose() * lam);
+            let mut cy = with_rows!(c, parent_rows_transpose(&self.j_parent[i], &lam));
             if self.nodes[i].coupled {
                 cy += self.a_pc[i] * u;
             }
@@ -733,8 +774,10 @@ impl BlockTree {
         };
         let up = x.body[p];
         let node = &self.nodes[i];
-        x.body[i] -= node.wx * up;
-        x.rows[i] -= node.wl * up;
+        with_rows!(
+            self.rows[i],
+            substitute_rows(node, &up, &mut x.body[i], &mut x.rows[i])
+        );
     }
 
     /// Solve in place for a right-hand side that is zero outside `path`, a set of bodies
