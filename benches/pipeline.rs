@@ -133,9 +133,35 @@ fn simulation(c: &mut Criterion) {
             |b| b.iter(|| Simulation::new(black_box(&ch), opts).expect("ff")),
         );
         let mut sim = Simulation::new(&ch, opts).expect("feedforward");
+        // the step itself: nothing copied from the feedforward's path
+        sim.replay_unperturbed = false;
         let start = sim.snapshot();
         g.bench_function(
             format!("simulate {label}, cmu_01_01 ({steps} steps)"),
+            |b| {
+                b.iter(|| {
+                    sim.restore(&start);
+                    sim.run().expect("runs")
+                })
+            },
+        );
+    }
+    // What `perturb` runs: one throw mid-clip. The steps before the ball is in the air are
+    // copied from the feedforward's path (`sim::replay`; same output bit for bit) or
+    // computed, for comparison.
+    use jostle::sim::balls::Ball;
+    use jostle::sim::scenario::BallSpec;
+    let launch = BallSpec::from_flag("t=12,target=chest,speed=12")
+        .expect("spec")
+        .launch(&ch.model, &ch.reference)
+        .expect("aims");
+    let mut sim = Simulation::new(&ch, SimOptions::default()).expect("feedforward");
+    sim.throw(Ball::from_launch(&launch));
+    let start = sim.snapshot();
+    for (label, replay) in [("replayed", true), ("computed", false)] {
+        sim.replay_unperturbed = replay;
+        g.bench_function(
+            format!("perturb standing, chest hit at 12 s, untouched steps {label}"),
             |b| {
                 b.iter(|| {
                     sim.restore(&start);

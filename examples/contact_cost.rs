@@ -10,6 +10,7 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| "../shared/mocap/cmu_01_01_jumps_turn.bvh".into());
     let c = Character::load(std::path::Path::new(&f), &CharacterOptions::default())?;
     let mut sim = Simulation::new(&c, SimOptions::default())?;
+    sim.replay_unperturbed = false; // every step computed
     for (i, target) in [
         "right_forearm",
         "left_forearm",

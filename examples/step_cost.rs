@@ -5,6 +5,7 @@ fn main() -> anyhow::Result<()> {
     let f = std::env::args().nth(1).expect("clip");
     let c = Character::load(std::path::Path::new(&f), &CharacterOptions::default())?;
     let mut sim = Simulation::new(&c, SimOptions::default())?;
+    sim.replay_unperturbed = false; // every step computed
     sim.run()?;
     println!("{} steps", sim.record.times.len());
     Ok(())

@@ -65,6 +65,9 @@ pub struct VariationOutput {
     pub deviation_series_deg: Vec<f64>,
     /// Wall time of the simulation, s.
     pub simulate_s: f64,
+    /// Steps copied from the feedforward's unperturbed path instead of computed
+    /// ([`crate::sim::replay`]): those before the first ball is in the air.
+    pub replayed_steps: usize,
     /// Wall time of the export, s.
     pub export_s: f64,
     /// Throws predicted to meet another body than their target (`ball N (t = … s): …`).
@@ -138,6 +141,7 @@ pub fn run_variations_with(
         let t_sim = Instant::now();
         sim.run()?;
         let simulate_s = t_sim.elapsed().as_secs_f64();
+        let replayed_steps = sim.replayed_steps;
         let t_exp = Instant::now();
         let traj = sim.trajectory();
         let extras = json!({
@@ -186,6 +190,7 @@ pub fn run_variations_with(
             metrics,
             deviation_series_deg: deviation_series(&sim),
             simulate_s,
+            replayed_steps,
             export_s,
             aim_warnings: scenario
                 .balls

@@ -119,6 +119,7 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
         "simulate_s": simulate_s,
         "export_s": export_s,
         "us_per_step": simulate_s * 1e6 / m.steps.max(1) as f64,
+        "replayed_steps": run.replayed_steps,
     });
     value["clip"] = json!(c.path.display().to_string());
     value["mass_kg"] = json!(c.model.total_mass());

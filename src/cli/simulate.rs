@@ -172,6 +172,9 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
     let c = Character::load(&a.clip, &a.load.options()?)?;
     let t0 = std::time::Instant::now();
     let mut sim = Simulation::new(&c, opts)?;
+    // `simulate` times and checks the step itself: every step is computed, none copied
+    // from the feedforward's path (which an untouched run would repeat bit for bit).
+    sim.replay_unperturbed = false;
     let precompute = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
     sim.run()?;

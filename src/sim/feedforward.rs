@@ -22,6 +22,8 @@ use crate::dynamics::stabilize::{Drift, assemble_projection};
 use crate::dynamics::state::State;
 use crate::dynamics::step::{Root, RootTarget};
 use crate::motion::kinematics::BodyKinematics;
+use crate::sim::balls::ContactReport;
+use crate::sim::replay::UnperturbedPath;
 use crate::sim::root::RootMode;
 use crate::sim::run::{SimError, Simulation, step_error};
 use crate::sim::support::{FloorSplit, SupportContact, SupportSplit};
@@ -50,6 +52,9 @@ pub struct Feedforward {
     pub support: Vec<Vec<SupportContact>>,
     /// Size of the split of the root's support (METHOD §12.2), over the clip.
     pub support_split: SupportSplit,
+    /// The unperturbed path this precompute took, for replaying its steps
+    /// ([`crate::sim::replay`]).
+    pub path: UnperturbedPath,
 }
 
 /// Add ψ's joint torques (body-relative, N·m) as equal and opposite world torques on each
@@ -119,6 +124,8 @@ impl Simulation<'_> {
         let mut support_all = Vec::with_capacity(if spring { steps } else { 0 });
         self.tracking.enabled = self.opts.feedback;
         self.reset();
+        let mut path = UnperturbedPath::default();
+        path.start(&self.state, self.contact_ws.warm_start());
         for k in 0..steps {
             self.k = k;
             let t = k as f64 * h;
@@ -205,6 +212,11 @@ impl Simulation<'_> {
             let poses: Vec<_> = start.bodies.iter().map(|s| (s.x, s.q)).collect();
             let split_error =
                 |e| SimError::Settings(format!("floor support split at t = {t:.4} s: {e}"));
+            // what `step`'s contact phase reports (none with a pinned root: no floor)
+            let mut report = ContactReport::default();
+            if !spring {
+                self.contact_ws.clear_touching();
+            }
             let psi = if !spring {
                 let psi = out.tau.clone();
                 // The real step with ψ (the improved implicit scheme's stages can't be
@@ -248,7 +260,7 @@ impl Simulation<'_> {
                 // support points on the surfaces they move on), so an unperturbed run
                 // reproduces this path to the last bit.
                 self.add_feedforward(Some(&psi), Some(&residual), t)?;
-                self.floor_contacts(&support, t)?;
+                report = self.floor_contacts(&support, t)?;
                 split.record(&hand_of_god, &residual, standing);
                 root_impulse_all.push(residual);
                 if standing {
@@ -259,6 +271,12 @@ impl Simulation<'_> {
             self.stepper
                 .finish(model, &mut self.state, &root)
                 .map_err(|e| step_error(self.character, e, t))?;
+            path.push(
+                &self.state,
+                self.contact_ws.warm_start(),
+                self.contact_ws.touching(),
+                report,
+            );
             for (b, us) in u_star.iter().enumerate() {
                 let e = (self.state.bodies[b].twist() - us).amax();
                 if e > landing {
@@ -279,6 +297,7 @@ impl Simulation<'_> {
                 worst_landing_time: 0.0,
                 support: vec![],
                 support_split: SupportSplit::default(),
+                path: UnperturbedPath::default(),
             },
         );
         ff.psi = psi_all;
@@ -287,6 +306,7 @@ impl Simulation<'_> {
         ff.worst_landing_time = worst_at;
         ff.support = support_all;
         ff.support_split = split.summary();
+        ff.path = path;
         Ok(ff)
     }
 }

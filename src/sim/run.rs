@@ -147,6 +147,12 @@ pub struct Simulation<'c> {
     pub(super) balance: Balance,
     /// Once the character has let go: the pose its joints hold.
     pub(super) protective: Option<ProtectivePose>,
+    /// Copy a step from the feedforward's unperturbed path when its inputs are that
+    /// path's ([`crate::sim::replay`]; default true). Off, every step is computed: for
+    /// timing the step itself, and for tests that compare the two.
+    pub replay_unperturbed: bool,
+    /// Steps copied from the unperturbed path since the last reset.
+    pub replayed_steps: usize,
 }
 
 pub(super) fn step_error(c: &Character, e: StepError, t: f64) -> SimError {
@@ -237,6 +243,7 @@ impl<'c> Simulation<'c> {
                     worst_landing_time: 0.0,
                     support: vec![],
                     support_split: SupportSplit::default(),
+                    path: Default::default(),
                 }
             }
         };
@@ -269,6 +276,8 @@ impl<'c> Simulation<'c> {
                 .then(|| Ground::new(model, floor.height)),
             balance: Balance::default(),
             protective: None,
+            replay_unperturbed: true,
+            replayed_steps: 0,
         };
         sim.contact.ground_y = Some(floor.height);
         sim.reset();
@@ -302,6 +311,7 @@ impl<'c> Simulation<'c> {
         self.balance = Balance::default();
         self.protective = None;
         self.contact_ws.set_warm_start(None);
+        self.replayed_steps = 0;
     }
 
     /// The state needed to resume from the current step (see [`Simulation::restore`]).
@@ -478,6 +488,9 @@ impl<'c> Simulation<'c> {
     /// Advance one step with optional extra external wrenches (world; per body force N,
     /// torque about the COM N·m), with ball contacts, recording the result.
     pub fn step(&mut self, extra: Option<&[(Vector3<f64>, Vector3<f64>)]>) -> Result<(), SimError> {
+        if extra.is_none() && self.replay_step() {
+            return Ok(());
+        }
         let model = &self.character.model;
         let t = self.time();
         let root = self.prepare_step();
@@ -518,6 +531,13 @@ impl<'c> Simulation<'c> {
         self.stepper
             .finish(model, &mut self.state, &root)
             .map_err(|e| step_error(self.character, e, t))?;
+        self.record_step(report);
+        Ok(())
+    }
+
+    /// After a step (computed or replayed): advance k, record the state, the contact
+    /// phase's report and touching bodies, and watch the balance.
+    pub(super) fn record_step(&mut self, report: ContactReport) {
         self.k += 1;
         self.record_state();
         self.record.contacts.push(report);
@@ -525,7 +545,6 @@ impl<'c> Simulation<'c> {
             .contact_bodies
             .push(self.contact_ws.touching().to_vec());
         self.watch_balance();
-        Ok(())
     }
 
     /// Run to the end of the clip.

@@ -114,6 +114,12 @@ impl ContactWorkspace {
         self.touching.clear();
     }
 
+    /// The touching bodies of a contact phase taken from elsewhere (a replayed step).
+    pub(crate) fn set_touching(&mut self, bodies: &[usize]) {
+        self.touching.clear();
+        self.touching.extend_from_slice(bodies);
+    }
+
     /// The active set the next contact phase tries first (`None`: straight to Lemke).
     pub fn warm_start(&self) -> Option<&WarmStart> {
         self.warm_start.as_ref()

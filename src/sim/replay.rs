@@ -1,0 +1,107 @@
+//! Replaying the unperturbed path: a step the feedforward precompute has already taken.
+//!
+//! The feedforward is computed along the integrator's own unperturbed path, through the
+//! very phases a simulation step runs (`sim::feedforward`), so a run that has not been
+//! touched yet repeats that path bit for bit. The precompute keeps it (per step: the
+//! state, the contact LCP's warm start, the bodies the floor touched and the contact
+//! report), and [`Simulation::step`] copies a step from it instead of computing it again
+//! while the step's inputs are provably those of the precompute: the same state and warm
+//! start to the last bit, no extra wrenches, no ball in the air by the step's end, not
+//! fallen. A perturbed run thus costs only from its first throw on (a batch's variations
+//! share one precompute), and its output is unchanged (tested against a run that
+//! computes every step).
+
+use crate::dynamics::state::{BodyState, State};
+use crate::sim::balls::{ContactReport, WarmStart};
+use crate::sim::run::Simulation;
+
+/// The feedforward precompute's path: what each of its steps started from and produced.
+#[derive(Clone, Debug, Default)]
+pub struct UnperturbedPath {
+    /// The state at step k, k = 0..=steps.
+    states: Vec<State>,
+    /// The contact LCP's warm start before step k, k = 0..=steps.
+    warm_starts: Vec<Option<WarmStart>>,
+    /// The bodies the floor touched in step k.
+    touching: Vec<Vec<usize>>,
+    /// The contact report of step k.
+    reports: Vec<ContactReport>,
+}
+
+impl UnperturbedPath {
+    /// Start a path at its first state (t = 0) and warm start.
+    pub(super) fn start(&mut self, state: &State, warm_start: Option<&WarmStart>) {
+        *self = UnperturbedPath::default();
+        self.states.push(state.clone());
+        self.warm_starts.push(warm_start.cloned());
+    }
+
+    /// Append a step's outcome.
+    pub(super) fn push(
+        &mut self,
+        state: &State,
+        warm_start: Option<&WarmStart>,
+        touching: &[usize],
+        report: ContactReport,
+    ) {
+        self.states.push(state.clone());
+        self.warm_starts.push(warm_start.cloned());
+        self.touching.push(touching.to_vec());
+        self.reports.push(report);
+    }
+
+    /// Number of steps kept.
+    pub fn steps(&self) -> usize {
+        self.reports.len()
+    }
+}
+
+/// Bit-for-bit equality of two states (`==` would take −0.0 for 0.0).
+fn same_bits(a: &State, b: &State) -> bool {
+    let bits = |s: &BodyState| {
+        let (x, q, v, w) = (s.x, s.q.coords, s.v, s.w);
+        [
+            x.x, x.y, x.z, q.x, q.y, q.z, q.w, v.x, v.y, v.z, w.x, w.y, w.z,
+        ]
+        .map(f64::to_bits)
+    };
+    a.t.to_bits() == b.t.to_bits()
+        && a.bodies.len() == b.bodies.len()
+        && a.bodies
+            .iter()
+            .zip(&b.bodies)
+            .all(|(s, t)| bits(s) == bits(t))
+}
+
+impl Simulation<'_> {
+    /// Take step k from the unperturbed path if its inputs are the precompute's (see the
+    /// module documentation); false if the step must be computed.
+    pub(super) fn replay_step(&mut self) -> bool {
+        let k = self.k;
+        let path = &self.feedforward.path;
+        let h = self.opts.step;
+        let t = self.time();
+        if !self.replay_unperturbed
+            || k >= path.steps()
+            || self.balance.fell_at.is_some()
+            || self.protective.is_some()
+            // a ball launched by the step's end enters its contact phase
+            || self.balls.iter().any(|b| b.active || b.launch_t < t + h)
+            || path.warm_starts[k].as_ref() != self.contact_ws.warm_start()
+            || !same_bits(&path.states[k], &self.state)
+        {
+            return false;
+        }
+        // the reference and joint targets at t + h, as the computed step leaves them
+        self.prepare_step();
+        let path = &self.feedforward.path;
+        self.state.clone_from(&path.states[k + 1]);
+        self.contact_ws
+            .set_warm_start(path.warm_starts[k + 1].clone());
+        self.contact_ws.set_touching(&path.touching[k]);
+        let report = path.reports[k];
+        self.record_step(report);
+        self.replayed_steps += 1;
+        true
+    }
+}

@@ -1,0 +1,145 @@
+//! Replaying the feedforward's unperturbed path (`sim::replay`): a run that copies its
+//! untouched steps from the precompute gives the same record, bit for bit, as one that
+//! computes every step — for a standing and a pinned figure, for a ball that hits and
+//! for a knock-down, and on a real clip when the shared ones are there.
+
+mod common;
+
+use jostle::sim::balls::Ball;
+use jostle::sim::metrics::perturb_metrics;
+use jostle::sim::scenario::{BallSpec, Scenario};
+use jostle::sim::{RootMode, SimOptions, Simulation};
+use jostle::{Character, CharacterOptions};
+
+/// Run `c` with the throws of `flags`, copying untouched steps from the precompute or not.
+/// Returns the simulation's record fields that every output is made from, the metrics
+/// JSON and the number of replayed steps.
+fn run(c: &Character, opts: SimOptions, flags: &[&str], replay: bool) -> (String, String, usize) {
+    let scenario = Scenario {
+        balls: flags
+            .iter()
+            .map(|f| BallSpec::from_flag(f).expect("ball spec"))
+            .collect(),
+    };
+    let launches = scenario
+        .launches(&c.model, &c.reference, "test")
+        .expect("launches");
+    let mut sim = Simulation::new(c, opts).expect("feedforward");
+    sim.replay_unperturbed = replay;
+    for l in &launches {
+        sim.throw(Ball::from_launch(l));
+    }
+    sim.run().expect("runs");
+    let r = &sim.record;
+    // Debug output prints every f64 exactly (shortest round trip), so equal strings are
+    // equal bits.
+    let record = format!(
+        "{:?}",
+        (
+            &r.times,
+            &r.poses,
+            &r.rms_error_deg,
+            &r.max_error_deg,
+            &r.constraint_error_m,
+            &r.root_offset_m,
+            &r.root_tilt_deg,
+            &r.balls,
+            (&r.contacts, &r.contact_bodies),
+            &r.ground_penetration_m,
+            &r.support_offsets,
+            &sim.balls,
+        )
+    );
+    let metrics = serde_json::to_string(&perturb_metrics(&sim)).expect("metrics");
+    (record, metrics, sim.replayed_steps)
+}
+
+fn assert_replay_is_exact(c: &Character, opts: SimOptions, flags: &[&str], label: &str) -> usize {
+    let (computed, computed_metrics, none) = run(c, opts, flags, false);
+    let (replayed, replayed_metrics, replayed_steps) = run(c, opts, flags, true);
+    assert_eq!(none, 0, "{label}: replay off replays nothing");
+    assert!(
+        computed == replayed,
+        "{label}: the replayed run's record differs from the computed one"
+    );
+    assert_eq!(computed_metrics, replayed_metrics, "{label}: metrics");
+    eprintln!("{label}: {replayed_steps} steps replayed, record identical");
+    replayed_steps
+}
+
+fn demo_walk() -> Character {
+    Character::load(
+        &common::repo_clip("demo_walk.bvh"),
+        &CharacterOptions::default(),
+    )
+    .expect("demo walk loads")
+}
+
+#[test]
+fn a_standing_run_with_a_hit_is_the_same_replayed_or_computed() {
+    let c = demo_walk();
+    let h = SimOptions::default().step;
+    let replayed = assert_replay_is_exact(
+        &c,
+        SimOptions::default(),
+        &["t=1.5,target=right_forearm,speed=12"],
+        "demo walk, standing, forearm hit",
+    );
+    // the ball arrives at 1.5 s from 3 m away at 12 m/s: launched about 0.25 s before,
+    // and every step up to its launch is replayed
+    let launch_steps = ((1.5 - 3.0 / 12.0) / h) as usize;
+    assert!(
+        replayed + 12 >= launch_steps && replayed <= launch_steps + 1,
+        "replayed {replayed} steps, the ball is launched near step {launch_steps}"
+    );
+}
+
+#[test]
+fn a_pinned_run_and_a_knock_down_are_the_same_replayed_or_computed() {
+    let c = demo_walk();
+    let pinned = SimOptions {
+        root: RootMode::Pinned,
+        ..Default::default()
+    };
+    let n = assert_replay_is_exact(
+        &c,
+        pinned,
+        &["t=1.0,target=head,speed=10"],
+        "demo walk, pinned, head hit",
+    );
+    assert!(n > 100, "pinned: {n} steps replayed");
+    // a 5 kg ball to the chest knocks the standing figure down (tests/falls.rs)
+    assert_replay_is_exact(
+        &c,
+        SimOptions::default(),
+        &["t=1.2,target=chest,speed=15,mass=5,radius=0.11"],
+        "demo walk, knocked down",
+    );
+}
+
+#[test]
+fn without_balls_the_whole_run_is_replayed_and_equal() {
+    let c = demo_walk();
+    let n = assert_replay_is_exact(&c, SimOptions::default(), &[], "demo walk, no balls");
+    let steps = Simulation::new(&c, SimOptions::default())
+        .expect("feedforward")
+        .num_steps();
+    assert_eq!(n, steps, "every step of an untouched run is replayed");
+}
+
+#[test]
+fn a_real_clip_is_the_same_replayed_or_computed() {
+    let Some(path) = common::shared_clip("cmu_01_01_jumps_turn.bvh") else {
+        return;
+    };
+    let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
+    assert_replay_is_exact(
+        &c,
+        SimOptions::default(),
+        &[
+            "t=4.0,target=chest,speed=12",
+            "t=9.0,target=left_thigh,speed=12",
+        ],
+        "CMU 01_01, two hits",
+    );
+}
