@@ -312,6 +312,64 @@ fn invert<const N: usize>(m: &SMatrix<f64, N, N>, rel_tol: f64) -> Option<SMatri
     Some(SMatrix::from_fn(|r, c| a[c][r]))
 }
 
+/// Inverse of a symmetric positive definite matrix through its Cholesky factor
+/// (A = L Lᵀ, A⁻¹ = L⁻ᵀ L⁻¹), reading only A's lower triangle: about N³/2 multiply-adds
+/// against Gauss–Jordan's N³, no pivot search, and an exactly symmetric result. `None` if
+/// a squared pivot is ≤ `rel_tol` × the largest diagonal entry (not positive definite to
+/// working precision).
+#[inline]
+fn invert_spd<const N: usize>(m: &SMatrix<f64, N, N>, rel_tol: f64) -> Option<SMatrix<f64, N, N>> {
+    let scale = (0..N).fold(0.0f64, |s, i| s.max(m[(i, i)].abs()));
+    let tol = rel_tol * scale;
+    // L, lower triangular, by rows
+    let mut l = [[0.0f64; N]; N];
+    for j in 0..N {
+        let mut d = m[(j, j)];
+        for k in 0..j {
+            d -= l[j][k] * l[j][k];
+        }
+        if !(d > tol && d.is_finite()) {
+            return None;
+        }
+        let ljj = d.sqrt();
+        l[j][j] = ljj;
+        let inv = 1.0 / ljj;
+        for i in j + 1..N {
+            let mut v = m[(i, j)];
+            for k in 0..j {
+                v -= l[i][k] * l[j][k];
+            }
+            l[i][j] = v * inv;
+        }
+    }
+    // W = L⁻¹, lower triangular
+    let mut w = [[0.0f64; N]; N];
+    for i in 0..N {
+        let wii = 1.0 / l[i][i];
+        w[i][i] = wii;
+        for j in 0..i {
+            let mut v = 0.0;
+            for k in j..i {
+                v += l[i][k] * w[k][j];
+            }
+            w[i][j] = -v * wii;
+        }
+    }
+    // A⁻¹ = Wᵀ W: entry (i, j), i ≥ j, is Σ_{k ≥ i} w[k][i] w[k][j]
+    let mut out = SMatrix::<f64, N, N>::zeros();
+    for i in 0..N {
+        for j in 0..=i {
+            let mut v = 0.0;
+            for row in &w[i..] {
+                v += row[i] * row[j];
+            }
+            out[(i, j)] = v;
+            out[(j, i)] = v;
+        }
+    }
+    Some(out)
+}
+
 /// `$f::<C>(args…)` with the node's row count `$c` (0..=6) as the constant C: the
 /// kernels then work on C-row blocks instead of zero-padded 6×6 ones.
 macro_rules! with_rows {
@@ -381,9 +439,17 @@ fn factor_block<const C: usize>(
     a_pc: &Matrix6<f64>,
     has_parent: bool,
     coupled: bool,
+    spd: bool,
     node: &mut NodeFactor,
 ) -> Option<Matrix6<f64>> {
-    let p = invert::<6>(ahat, BLOCK_PIVOT_TOLERANCE)?;
+    // symmetric positive definite (a mass-metric projection, no coupling blocks): Â, S
+    // by Cholesky and Y = G P = Xᵀ
+    let spd = spd && !coupled;
+    let p = if spd {
+        invert_spd::<6>(ahat, BLOCK_PIVOT_TOLERANCE)?
+    } else {
+        invert::<6>(ahat, BLOCK_PIVOT_TOLERANCE)?
+    };
     node.p = p;
     // a pure-torque coupling (PD control) fills only the rotational 3×3 blocks
     let rot_only = coupled && rotational_only(a_cp) && rotational_only(a_pc);
@@ -422,8 +488,14 @@ fn factor_block<const C: usize>(
     // only the node's C rows (columns of X) are stored and ever read: no zero padding
     let g: SMatrix<f64, C, 6> = j_self.fixed_rows::<C>(0).into_owned();
     let x: SMatrix<f64, 6, C> = p * g.transpose();
-    let sinv = invert::<C>(&(g * x), BLOCK_PIVOT_TOLERANCE)?;
-    let y: SMatrix<f64, C, 6> = g * p;
+    let (sinv, y): (SMatrix<f64, C, C>, SMatrix<f64, C, 6>) = if spd {
+        (
+            invert_spd::<C>(&(g * x), BLOCK_PIVOT_TOLERANCE)?,
+            x.transpose(),
+        )
+    } else {
+        (invert::<C>(&(g * x), BLOCK_PIVOT_TOLERANCE)?, g * p)
+    };
     node.x.fixed_columns_mut::<C>(0).copy_from(&x);
     node.y.fixed_rows_mut::<C>(0).copy_from(&y);
     node.sinv.fixed_view_mut::<C, C>(0, 0).copy_from(&sinv);
@@ -616,6 +688,26 @@ impl BlockTree {
     /// Factor leaf to root. Fails with [`KktError::Singular`] naming the first body whose
     /// super-node has no usable pivot.
     pub fn factor(&mut self) -> Result<(), KktError> {
+        self.factor_with(false)
+    }
+
+    /// [`factor`](Self::factor) for a symmetric positive definite A with no coupling
+    /// blocks (A block diagonal, e.g. the mass matrix of a projection `[M −Jᵀ; J 0]`): the
+    /// body blocks and row Schur complements are inverted by Cholesky and Y = Xᵀ, about
+    /// 30 % less work. Only the lower triangles of the diagonal blocks are read; a system
+    /// that is not of this kind (a coupling block is set, or a diagonal block is not
+    /// symmetric) gets the general factorisation.
+    pub fn factor_symmetric(&mut self) -> Result<(), KktError> {
+        let symmetric = (0..self.len()).all(|i| {
+            let d = &self.diag[i];
+            !any_nonzero(self.a_cp[i].as_slice())
+                && !any_nonzero(self.a_pc[i].as_slice())
+                && (0..6).all(|r| (0..r).all(|c| d[(r, c)] == d[(c, r)]))
+        });
+        self.factor_with(symmetric)
+    }
+
+    fn factor_with(&mut self, spd: bool) -> Result<(), KktError> {
         self.factored = false;
         let n = self.len();
         self.update.iter_mut().for_each(|m| m.fill(0.0));
@@ -632,7 +724,7 @@ impl BlockTree {
             let has_parent = parent.is_some();
             let cw = with_rows!(
                 c,
-                factor_block(&ahat, js, jp, bu, apc, has_parent, coupled, node)
+                factor_block(&ahat, js, jp, bu, apc, has_parent, coupled, spd, node)
             );
             node.block = cw.is_some();
             let cw = match cw {
@@ -1084,6 +1176,90 @@ mod tests {
         let mut m = Matrix6::identity();
         m[(5, 5)] = 0.0;
         assert!(invert::<6>(&m, BLOCK_PIVOT_TOLERANCE).is_none());
+    }
+
+    #[test]
+    fn spd_inverse_matches_lu_and_rejects_indefinite() {
+        let mut seed = 11;
+        for trial in 0..50 {
+            let b = Matrix6::from_fn(|_, _| lcg(&mut seed));
+            let m = b * b.transpose() + Matrix6::identity() * 0.1 * (1 + trial % 4) as f64;
+            let want = m.try_inverse().unwrap();
+            let got = invert_spd::<6>(&m, BLOCK_PIVOT_TOLERANCE).unwrap();
+            assert!((got - want).amax() < 1e-9 * want.amax(), "trial {trial}");
+            assert_eq!(got, got.transpose(), "exactly symmetric");
+            let m2: SMatrix<f64, 2, 2> = m.fixed_view::<2, 2>(2, 2).into_owned();
+            let got2 = invert_spd::<2>(&m2, BLOCK_PIVOT_TOLERANCE).unwrap();
+            assert!((got2 * m2 - SMatrix::<f64, 2, 2>::identity()).amax() < 1e-10);
+        }
+        // indefinite (a negative pivot) and singular: no Cholesky factor
+        let mut m = Matrix6::identity();
+        m[(3, 3)] = -1.0;
+        assert!(invert_spd::<6>(&m, BLOCK_PIVOT_TOLERANCE).is_none());
+        m[(3, 3)] = 0.0;
+        assert!(invert_spd::<6>(&m, BLOCK_PIVOT_TOLERANCE).is_none());
+    }
+
+    /// A projection-shaped system: SPD block-diagonal A, random rows on a branching tree.
+    fn projection_tree(seed: &mut u64) -> BlockTree {
+        let parent = [None, Some(0), Some(1), Some(1), Some(3), Some(0)];
+        let rows = [6, 3, 5, 4, 3, 1];
+        let mut kkt = BlockTree::new(&parent).unwrap();
+        for (i, &r) in rows.iter().enumerate() {
+            kkt.set_rows(i, r).unwrap();
+            let b = Matrix6::from_fn(|_, _| lcg(seed));
+            *kkt.diag_mut(i) = b * b.transpose() + Matrix6::identity();
+            *kkt.j_self_mut(i) = Matrix6::from_fn(|_, _| lcg(seed));
+            if i > 0 {
+                *kkt.j_parent_mut(i) = Matrix6::from_fn(|_, _| lcg(seed));
+            }
+        }
+        kkt
+    }
+
+    #[test]
+    fn symmetric_factor_solves_like_the_dense_system_and_falls_back_when_coupled() {
+        let mut seed = 5;
+        let mut kkt = projection_tree(&mut seed);
+        let n = kkt.len();
+        let mut x = KktVector::zeros(n);
+        for i in 0..n {
+            x.body[i] = Vector6::from_fn(|_, _| lcg(&mut seed));
+            x.rows[i] = Vector6::from_fn(|_, _| lcg(&mut seed));
+        }
+        let rhs = kkt.flatten(&x);
+        let want = kkt.to_dense().lu().solve(&rhs).unwrap();
+        let solve = |kkt: &BlockTree, x: &KktVector| {
+            let mut y = x.clone();
+            kkt.solve(&mut y).unwrap();
+            kkt.flatten(&y)
+        };
+        kkt.factor_symmetric().unwrap();
+        assert!(kkt.nodes.iter().all(|n| n.block));
+        let got = solve(&kkt, &x);
+        assert!((&got - &want).amax() < 1e-11 * want.amax());
+        // the same system by the general factorisation agrees to round-off
+        kkt.factor().unwrap();
+        let diff = (solve(&kkt, &x) - &got).amax() / want.amax();
+        assert!(diff < 1e-11, "general vs symmetric: {diff:e}");
+        // a coupling block, or a diagonal block that is not symmetric: the general path
+        for coupled in [true, false] {
+            let mut seed = 5;
+            let mut kkt = projection_tree(&mut seed);
+            if coupled {
+                *kkt.a_child_parent_mut(2) = Matrix6::from_fn(|_, _| 0.2 * lcg(&mut seed));
+            } else {
+                kkt.diag_mut(4)[(0, 5)] += 0.3;
+            }
+            let want = kkt.to_dense().lu().solve(&rhs).unwrap();
+            kkt.factor_symmetric().unwrap();
+            let got = solve(&kkt, &x);
+            assert!(
+                (&got - &want).amax() < 1e-11 * want.amax(),
+                "coupled {coupled}: {:e}",
+                (&got - &want).amax() / want.amax()
+            );
+        }
     }
 
     #[test]

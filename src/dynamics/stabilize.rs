@@ -229,8 +229,11 @@ pub fn assemble_projection(
         let mut m = Matrix6::zeros();
         m.fixed_view_mut::<3, 3>(0, 0)
             .copy_from(&(Matrix3::identity() * body.mass));
+        // R I Rᵀ is symmetric only to round-off; made exactly so for the symmetric
+        // factorisation
+        let iw = s.world_inertia(&body.inertia);
         m.fixed_view_mut::<3, 3>(3, 3)
-            .copy_from(&s.world_inertia(&body.inertia));
+            .copy_from(&((iw + iw.transpose()) * 0.5));
         *kkt.diag_mut(b) = m;
         kkt.a_child_parent_mut(b).fill(0.0);
         kkt.a_parent_child_mut(b).fill(0.0);
@@ -305,7 +308,7 @@ pub fn post_stabilize(
     while rep.passes < max_passes && rep.separation_after.max(rep.rotation_after) > tolerance {
         if rep.passes == 0 && assemble {
             assemble_projection(model, bodies, root, kkt)?;
-            kkt.factor()?;
+            kkt.factor_symmetric()?;
         }
         for (bv, rv) in work.body.iter_mut().zip(work.rows.iter_mut()) {
             bv.fill(0.0);

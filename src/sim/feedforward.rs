@@ -174,7 +174,7 @@ impl Simulation<'_> {
                 }
                 x.rows[b] = r;
             }
-            proj.factor()
+            proj.factor_symmetric()
                 .map_err(|e| SimError::Settings(e.to_string()))?;
             proj.solve(&mut x)
                 .map_err(|e| SimError::Settings(e.to_string()))?;
