@@ -709,11 +709,23 @@ impl BlockTree {
 
     fn factor_with(&mut self, spd: bool) -> Result<(), KktError> {
         self.factored = false;
+        let result = self.factor_nodes(spd);
+        if result.is_err() {
+            // the nodes not reached keep their children's updates
+            self.update.iter_mut().for_each(|m| m.fill(0.0));
+        }
+        result
+    }
+
+    /// The leaf-to-root sweep of [`factor_with`](Self::factor_with). Every `update` is
+    /// zero on entry and left zero: each is read once, by its own node, and cleared
+    /// there, which spares a pass zeroing them all.
+    fn factor_nodes(&mut self, spd: bool) -> Result<(), KktError> {
         let n = self.len();
-        self.update.iter_mut().for_each(|m| m.fill(0.0));
         for i in (0..n).rev() {
             let c = self.rows[i];
             let ahat = self.diag[i] - self.update[i];
+            self.update[i] = Matrix6::zeros();
             let parent = self.parent[i];
             let (bu, apc) = (&self.a_cp[i], &self.a_pc[i]);
             let coupled =
@@ -1142,7 +1154,7 @@ mod tests {
         // apply() reproduces the right-hand side
         let mut back = KktVector::zeros(5);
         kkt.apply(&x, &mut back);
-        assert!((kkt.flatten(&back) - rhs).amax() < 1e-11);
+        assert!((kkt.flatten(&back) - &rhs).amax() < 1e-11);
 
         // a leaf with a zero mass block and a ball joint's 3 rows is singular
         *kkt.diag_mut(4) = Matrix6::zeros();
@@ -1153,6 +1165,33 @@ mod tests {
             other => panic!("expected singular node 4, got {other:?}"),
         }
         assert_eq!(kkt.solve(&mut x), Err(KktError::NotFactored));
+        // mended, it factors as a fresh system would (nothing left over from the failure)
+        *kkt.diag_mut(4) = Matrix6::identity() * 3.0;
+        kkt.factor().unwrap();
+        let dense = kkt.to_dense();
+        let want = dense.lu().solve(&rhs).unwrap();
+        kkt.unflatten(&rhs, &mut x);
+        kkt.solve(&mut x).unwrap();
+        assert!((kkt.flatten(&x) - &want).amax() < 1e-11 * want.amax());
+        // node 2 fails after its sibling 3 has already sent its update to their parent 1:
+        // mended, the next factorisation must not count that update twice
+        let kept = (*kkt.diag(2), kkt.a_cp[2], kkt.a_pc[2]);
+        *kkt.diag_mut(2) = Matrix6::zeros();
+        *kkt.a_child_parent_mut(2) = Matrix6::zeros();
+        *kkt.a_parent_child_mut(2) = Matrix6::zeros();
+        assert!(matches!(
+            kkt.factor(),
+            Err(KktError::Singular { body: 2, .. })
+        ));
+        (
+            *kkt.diag_mut(2),
+            *kkt.a_child_parent_mut(2),
+            *kkt.a_parent_child_mut(2),
+        ) = kept;
+        kkt.factor().unwrap();
+        kkt.unflatten(&rhs, &mut x);
+        kkt.solve(&mut x).unwrap();
+        assert!((kkt.flatten(&x) - &want).amax() < 1e-11 * want.amax());
     }
 
     #[test]
