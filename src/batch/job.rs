@@ -38,12 +38,6 @@ pub enum JobError {
         /// Cause.
         source: GltfError,
     },
-    /// Stopped by the caller's cancellation check (see [`run_variations_cancellable`]).
-    #[error("{path}: cancelled")]
-    Cancelled {
-        /// The clip.
-        path: String,
-    },
     /// Dataset arrays export.
     #[error("{path}: .npz export: {source}")]
     Npz {
@@ -132,9 +126,9 @@ pub fn run_variations_with(
     })
 }
 
-/// [`run_variations_with`] that asks `cancelled` every few simulation steps (a Python
-/// caller checks for Ctrl-C there) and stops with [`JobError::Cancelled`] when it says so.
-/// The feedforward precompute is not interrupted.
+/// [`run_variations_with`] that asks `cancelled` every few steps of the feedforward
+/// precompute and of each simulation (a Python caller checks for Ctrl-C there) and stops
+/// with [`SimError::Cancelled`] when it says so.
 pub fn run_variations_cancellable(
     character: &Character,
     opts: SimOptions,
@@ -150,7 +144,7 @@ pub fn run_variations_cancellable(
         .map(|s| s.launches(&character.model, &character.reference, &path))
         .collect::<Result<Vec<_>, _>>()?;
     let t_inv = Instant::now();
-    let mut sim = Simulation::new(character, opts)?;
+    let mut sim = Simulation::new_cancellable(character, opts, &mut *cancelled)?;
     let timing = JobTiming {
         inverse_s: t_inv.elapsed().as_secs_f64(),
     };
@@ -163,9 +157,7 @@ pub fn run_variations_cancellable(
             sim.throw(Ball::from_launch(l));
         }
         let t_sim = Instant::now();
-        if !sim.run_cancellable(&mut *cancelled)? {
-            return Err(JobError::Cancelled { path });
-        }
+        sim.run_cancellable(&mut *cancelled)?;
         let simulate_s = t_sim.elapsed().as_secs_f64();
         let t_exp = Instant::now();
         let traj = sim.trajectory();
