@@ -329,7 +329,7 @@ impl Perturbation {
         })
     }
 
-    fn __dir__(&self, py: Python<'_>) -> Vec<String> {
+    fn __dir__(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .dataset
             .arrays
@@ -342,7 +342,6 @@ impl Perturbation {
             ]
             .map(String::from),
         );
-        let _ = py;
         names
     }
 
