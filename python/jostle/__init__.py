@@ -117,6 +117,8 @@ def perturb(
     """
     opts = dict(options)
     opts.update(mass=mass, height=height, step=step)
+    if isinstance(balls, (Ball, Mapping)):  # one ball given bare
+        balls = [balls]
     ball_list = [_ball_dict(b) for b in balls]
     return _jostle.perturb(os.fspath(path), ball_list, random_balls, seed, opts)
 

@@ -160,6 +160,7 @@ def test_ball_objects_and_dicts_are_the_same_ball():
     from_dict = jostle.perturb(DEMO, [{"t": 0.8, "from": [0, 1.2, 3], "velocity": [0, 0, -12]}])
     from_ball = jostle.perturb(DEMO, [jostle.Ball(t=0.8, from_=(0, 1.2, 3), velocity=(0, 0, -12))])
     assert from_dict.glb == from_ball.glb
+    assert jostle.perturb(DEMO, jostle.Ball(t=0.8, from_=(0, 1.2, 3), velocity=(0, 0, -12))).glb == from_ball.glb
     assert from_dict.ball_launch_velocity.tolist() == [[0, 0, -12]]
 
 
