@@ -115,6 +115,9 @@ def perturb(
     no character, :class:`SimulationError` if the simulation blows up, and
     ``KeyboardInterrupt`` on Ctrl-C. The GIL is released while the clip simulates.
     """
+    for name, value, top in (("random_balls", random_balls, 2**63), ("seed", seed, 2**64)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < top:
+            raise ValueError(f"`{name}` must be a whole number >= 0, got {value!r}")
     opts = dict(options)
     opts.update(mass=mass, height=height, step=step)
     if isinstance(balls, (Ball, Mapping)):  # one ball given bare

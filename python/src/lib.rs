@@ -16,7 +16,7 @@ use jostle::sim::SimError;
 use jostle::sim::random_throws::random_scenario;
 use jostle::sim::scenario::{BALL_KEYS, BallSpec, Scenario};
 use jostle::{Character, CharacterError};
-use numpy::PyArray;
+use numpy::{PyArray, PyReadonlyArrayDyn};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -284,6 +284,32 @@ fn numpy_array<'py>(py: Python<'py>, a: &ArrayData) -> PyResult<Bound<'py, PyAny
     })
 }
 
+/// A dataset array back from NumPy (`name` for messages): its dtype picks the variant.
+fn array_data(name: &str, a: &Bound<'_, PyAny>) -> PyResult<ArrayData> {
+    fn owned<T: numpy::Element + Clone>(
+        name: &str,
+        a: &Bound<'_, PyAny>,
+    ) -> PyResult<ndarray::ArrayD<T>> {
+        let view: PyReadonlyArrayDyn<'_, T> = a
+            .extract()
+            .map_err(|e: PyErr| PyValueError::new_err(format!("array `{name}`: {e}")))?;
+        Ok(view.as_array().to_owned())
+    }
+    let dtype: String = a.getattr("dtype")?.getattr("str")?.extract()?;
+    Ok(match dtype.as_str() {
+        "<f8" => ArrayData::F64(owned(name, a)?),
+        "<f4" => ArrayData::F32(owned(name, a)?),
+        "<i4" => ArrayData::I32(owned(name, a)?),
+        "|b1" => ArrayData::Bool(owned(name, a)?),
+        d if d.starts_with("<U") => ArrayData::Str(a.call_method0("tolist")?.extract()?),
+        d => {
+            return Err(PyValueError::new_err(format!(
+                "array `{name}`: unexpected dtype {d}"
+            )));
+        }
+    })
+}
+
 /// A perturbed clip: the dataset arrays as attributes, the metrics, and the outputs.
 #[pyclass(module = "jostle", frozen)]
 struct Perturbation {
@@ -361,6 +387,21 @@ impl Perturbation {
         )
     }
 
+    /// Pickling (a DataLoader worker process hands its results back this way): the outputs,
+    /// the arrays as they are now, the metrics.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let restore = py.import("jostle._jostle")?.getattr("_restore")?;
+        let state = (
+            PyBytes::new(py, &self.glb),
+            &self.bvh,
+            self.arrays.bind(py),
+            self.metrics.bind(py),
+        )
+            .into_pyobject(py)?
+            .into_any();
+        Ok((restore, state))
+    }
+
     /// Write the .glb (the CLI's `--out` bytes), via a temporary file renamed.
     fn save_glb(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         py.detach(|| save(path, &self.glb))
@@ -380,6 +421,30 @@ impl Perturbation {
             save(path, &bytes)
         })
     }
+}
+
+/// Unpickle a [`Perturbation`] (see its `__reduce__`).
+#[pyfunction]
+fn _restore(
+    glb: &Bound<'_, PyBytes>,
+    bvh: String,
+    arrays: &Bound<'_, PyDict>,
+    metrics: &Bound<'_, PyDict>,
+) -> PyResult<Perturbation> {
+    let mut dataset = DatasetArrays::default();
+    for (name, _, _) in jostle::export::npz::DATASET_ARRAYS {
+        let a = arrays
+            .get_item(name)?
+            .ok_or_else(|| PyValueError::new_err(format!("no array `{name}`")))?;
+        dataset.arrays.push((name, array_data(name, &a)?));
+    }
+    Ok(Perturbation {
+        glb: glb.as_bytes().to_vec(),
+        bvh,
+        dataset,
+        arrays: arrays.copy()?.unbind(),
+        metrics: metrics.copy()?.unbind(),
+    })
 }
 
 /// Parse a JSON value into Python objects (through the `json` module: one call).
@@ -606,5 +671,6 @@ fn _jostle(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(perturb, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
+    m.add_function(wrap_pyfunction!(_restore, m)?)?;
     Ok(())
 }

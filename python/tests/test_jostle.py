@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -154,6 +155,25 @@ def test_results_are_deterministic_and_threads_agree():
         t.join()
     assert results[11] == a.glb
     assert results[12] == jostle.perturb(DEMO, random_balls=3, seed=12).glb
+
+
+def test_a_perturbation_pickles_with_its_arrays_and_outputs(tmp_path):
+    # what a DataLoader worker process does to hand a result back
+    run = jostle.perturb(DEMO, [BALL])
+    again = pickle.loads(pickle.dumps(run))
+    assert again.glb == run.glb and again.bvh == run.bvh and again.metrics == run.metrics
+    for name, a in run.arrays.items():
+        b = getattr(again, name)
+        assert b.dtype == a.dtype and np.array_equal(b, a, equal_nan=a.dtype.kind == "f"), name
+    run.save_npz(tmp_path / "a.npz")
+    again.save_npz(tmp_path / "b.npz")
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+
+
+@pytest.mark.parametrize("kwargs", [{"random_balls": -1}, {"seed": -3}, {"random_balls": 1.5}])
+def test_bad_counts_raise_value_error_naming_them(kwargs):
+    with pytest.raises(ValueError, match=f"`{next(iter(kwargs))}`"):
+        jostle.perturb(DEMO, **kwargs)
 
 
 def test_ball_objects_and_dicts_are_the_same_ball():
