@@ -74,19 +74,24 @@ else:
 one = statistics.median(py_call()[0] for _ in range(args.repeat))
 
 
-def two_threads() -> float:
+def two_threads() -> tuple[float, float]:
+    """(wall time, process CPU time / wall time) of two calls in two threads."""
     threads = [threading.Thread(target=py_call) for _ in range(2)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    return wall, (time.process_time() - c0) / wall
 
 
-two = statistics.median(two_threads() for _ in range(args.repeat))
+pairs = [two_threads() for _ in range(args.repeat)]
+two = statistics.median(w for w, _ in pairs)
+busy = statistics.median(c for _, c in pairs)
 print(f"  1 call            {one * 1e3:8.1f} ms")
-print(f"  2 calls, 2 threads{two * 1e3:8.1f} ms  = {two / one:.2f}x one call (os.cpu_count() = {os.cpu_count()})")
+print(f"  2 calls, 2 threads{two * 1e3:8.1f} ms  = {two / one:.2f}x one call (os.cpu_count() = {os.cpu_count()});"
+      f" CPU/wall {busy:.2f} (2 = both threads ran at once, 1 = serialised)")
 if args.cli.is_file():
     # The same pair as two CLI processes: what the machine gives two independent runs (a
     # busy machine shows here too, so the threads' ratio can be read against it).
