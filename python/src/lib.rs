@@ -42,7 +42,11 @@ const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
 /// The keyword options of `perturb` (the CLI's `perturb` options but the balls and outputs).
 #[derive(Parser, Debug)]
-#[command(name = "jostle.perturb", no_binary_name = true)]
+#[command(
+    name = "jostle.perturb",
+    no_binary_name = true,
+    disable_help_flag = true
+)]
 struct PerturbOptions {
     #[command(flatten)]
     sim: SimArgs,
@@ -55,7 +59,7 @@ struct PerturbOptions {
 
 /// The keyword options of `info` and `load` (the clip-loading ones).
 #[derive(Parser, Debug)]
-#[command(name = "jostle.info", no_binary_name = true)]
+#[command(name = "jostle.info", no_binary_name = true, disable_help_flag = true)]
 struct LoadOptions {
     #[command(flatten)]
     load: LoadArgs,
@@ -143,7 +147,7 @@ fn parse_options<P: Parser>(options: Option<&Bound<'_, PyDict>>) -> PyResult<P> 
             let on: bool = value.extract().map_err(|_| {
                 PyValueError::new_err(format!(
                     "option `{key}` takes True or False, got {}",
-                    value.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+                    repr(&value)
                 ))
             })?;
             if on {

@@ -245,6 +245,7 @@ def test_unknown_target_names_it():
         ({"no_ground": 1}, "`no_ground`"),
         ({"step": True}, "`step`"),
         ({"gravity": 3}, "`gravity`"),
+        ({"help": True}, "`help`"),
         ({"scale": 0.01, "height": 1.7}, "`"),
     ],
 )
