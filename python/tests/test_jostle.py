@@ -317,15 +317,17 @@ def test_the_interpreter_survives_1000_calls_on_bad_input(tmp_path):
 
 @pytest.mark.parametrize("delay", [0.3, 1.8])
 def test_ctrl_c_interrupts_a_long_call(delay, tmp_path):
-    # SIGINT the process while the main thread runs a call of a few seconds (1/4000 s
-    # steps): at 0.3 s it is in the feedforward precompute, at 1.8 s (on this machine) in
-    # the simulation. Both must end in KeyboardInterrupt; how soon is measured by
-    # python/bench.py-style timing by hand, not asserted.
+    # SIGINT the process while the main thread runs calls of a few seconds each (1/4000 s
+    # steps): on this machine 0.3 s lands in the feedforward precompute, 1.8 s in the
+    # simulation. The calls repeat so that a faster machine cannot finish before the
+    # signal; how soon the call returns (18-43 ms here) is measured by hand, not asserted.
     timer = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            jostle.perturb(DEMO, [BALL], step=1 / 4000).save_npz(tmp_path / "run.npz")
+            for _ in range(20):
+                jostle.perturb(DEMO, [BALL], step=1 / 4000).save_npz(tmp_path / "run.npz")
+                (tmp_path / "run.npz").unlink()
     finally:
         timer.cancel()
     assert list(tmp_path.iterdir()) == []
