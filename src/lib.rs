@@ -19,8 +19,10 @@ pub mod character;
 pub mod contact;
 pub mod dynamics;
 pub mod export;
+pub mod info;
 pub mod mocap;
 pub mod motion;
+pub mod options;
 pub mod sim;
 pub mod skeleton;
 #[cfg(feature = "viewer")]

@@ -6,6 +6,7 @@
 use crate::Character;
 use crate::export::bvh::clip_with_trajectory;
 use crate::export::gltf::{GltfError, GltfLayout, glb_bytes_with_layout};
+use crate::export::npz::{DatasetArrays, dataset_arrays, npz_bytes};
 use crate::mocap::write_bvh_string;
 use crate::sim::balls::Ball;
 use crate::sim::metrics::{PerturbMetrics, perturb_metrics};
@@ -58,6 +59,8 @@ pub struct VariationOutput {
     pub bvh: Option<String>,
     /// The dataset arrays (`.npz` bytes, see [`crate::export::npz`]), when asked for.
     pub npz: Option<Vec<u8>>,
+    /// The dataset arrays themselves, when asked for ([`Outputs::arrays`]).
+    pub arrays: Option<DatasetArrays>,
     /// The run's metrics.
     pub metrics: PerturbMetrics,
     /// Largest joint deviation from the reference (degrees), max over bins of
@@ -109,6 +112,8 @@ pub struct Outputs {
     pub bvh: bool,
     /// The dataset arrays as `.npz`.
     pub npz: bool,
+    /// The dataset arrays as arrays (what the `.npz` would hold, not encoded).
+    pub arrays: bool,
 }
 
 /// [`run_variations`] with the `outputs` chosen.
@@ -119,6 +124,22 @@ pub fn run_variations_with(
     clip_label: &str,
     outputs: Outputs,
 ) -> Result<(JobTiming, Vec<VariationOutput>), JobError> {
+    run_variations_cancellable(character, opts, scenarios, clip_label, outputs, &mut || {
+        false
+    })
+}
+
+/// [`run_variations_with`] that asks `cancelled` every few steps of the feedforward
+/// precompute and of each simulation (a Python caller checks for Ctrl-C there) and stops
+/// with [`SimError::Cancelled`] when it says so.
+pub fn run_variations_cancellable(
+    character: &Character,
+    opts: SimOptions,
+    scenarios: &[Scenario],
+    clip_label: &str,
+    outputs: Outputs,
+    cancelled: &mut dyn FnMut() -> bool,
+) -> Result<(JobTiming, Vec<VariationOutput>), JobError> {
     let path = character.path.display().to_string();
     // Resolve every throw first: a bad target fails before the feedforward precompute.
     let launches = scenarios
@@ -126,7 +147,7 @@ pub fn run_variations_with(
         .map(|s| s.launches(&character.model, &character.reference, &path))
         .collect::<Result<Vec<_>, _>>()?;
     let t_inv = Instant::now();
-    let mut sim = Simulation::new(character, opts)?;
+    let mut sim = Simulation::new_cancellable(character, opts, &mut *cancelled)?;
     let timing = JobTiming {
         inverse_s: t_inv.elapsed().as_secs_f64(),
     };
@@ -139,7 +160,7 @@ pub fn run_variations_with(
             sim.throw(Ball::from_launch(l));
         }
         let t_sim = Instant::now();
-        sim.run()?;
+        sim.run_cancellable(&mut *cancelled)?;
         let simulate_s = t_sim.elapsed().as_secs_f64();
         let replayed_steps = sim.replayed_steps;
         let t_exp = Instant::now();
@@ -169,24 +190,27 @@ pub fn run_variations_with(
             ))
         });
         let metrics = perturb_metrics(&sim);
-        let npz = if wanted.npz {
-            Some(
-                crate::export::npz::dataset_npz(&sim, &traj, &metrics).map_err(|source| {
-                    JobError::Npz {
-                        path: path.clone(),
-                        source,
-                    }
-                })?,
-            )
+        let npz_error = |source| JobError::Npz {
+            path: path.clone(),
+            source,
+        };
+        let arrays = if wanted.npz || wanted.arrays {
+            Some(dataset_arrays(&sim, &traj, &metrics).map_err(npz_error)?)
         } else {
             None
         };
+        let npz = match (&arrays, wanted.npz) {
+            (Some(a), true) => Some(npz_bytes(a).map_err(npz_error)?),
+            _ => None,
+        };
+        let arrays = arrays.filter(|_| wanted.arrays);
         let export_s = t_exp.elapsed().as_secs_f64();
         outputs.push(VariationOutput {
             scenario: scenario.clone(),
             glb,
             bvh,
             npz,
+            arrays,
             metrics,
             deviation_series_deg: deviation_series(&sim),
             simulate_s,
@@ -205,6 +229,19 @@ pub fn run_variations_with(
         });
     }
     Ok((timing, outputs))
+}
+
+/// The metrics JSON of a `perturb` run on `character`: the [`PerturbMetrics`] plus the
+/// clip, the figure's `mass_kg` and `height_m` (the command line adds its `timing` and `out`).
+pub fn metrics_json(
+    character: &Character,
+    metrics: &PerturbMetrics,
+) -> Result<serde_json::Value, serde_json::Error> {
+    let mut value = serde_json::to_value(metrics)?;
+    value["clip"] = json!(character.path.display().to_string());
+    value["mass_kg"] = json!(character.model.total_mass());
+    value["height_m"] = json!(character.model.figure.height_m);
+    Ok(value)
 }
 
 /// The run's per-step largest joint deviation, reduced to the max over

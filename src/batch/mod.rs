@@ -520,6 +520,7 @@ fn process_clip_inner(
         layout: opts.gltf_layout,
         bvh: opts.write_bvh,
         npz: opts.write_npz,
+        ..job::Outputs::default()
     };
     let (jt, runs) = job::run_variations_with(&c, opts.sim, &scenarios, &clip.rel, wanted)
         .map_err(|e| e.to_string())?;

@@ -8,12 +8,8 @@ mod simulate;
 #[cfg(feature = "viewer")]
 mod view;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use jostle::character::CharacterOptions;
-use jostle::export::gltf::GltfLayout;
-use jostle::motion::reference::ReferenceOptions;
-use jostle::skeleton::{FrameOptions, ModelOptions, SkeletonSpec};
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
+pub use jostle::options::{GltfLayoutArg, LoadArgs};
 
 /// jostle: motion capture that reacts to physics.
 ///
@@ -53,103 +49,6 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-}
-
-/// How the .glb lays out the figure (`--gltf-layout`).
-#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
-pub enum GltfLayoutArg {
-    /// One armature: the clip joints are a skin, the capsules a skinned mesh (Blender
-    /// imports one armature with both animations as its actions; three.js a SkinnedMesh).
-    #[default]
-    Skinned,
-    /// Plain nodes: a mesh node per body under its joint node, no skin (the layout of
-    /// earlier versions).
-    Nodes,
-}
-
-impl From<GltfLayoutArg> for GltfLayout {
-    fn from(a: GltfLayoutArg) -> Self {
-        match a {
-            GltfLayoutArg::Skinned => GltfLayout::Skinned,
-            GltfLayoutArg::Nodes => GltfLayout::Nodes,
-        }
-    }
-}
-
-/// Options shared by every command that loads a clip.
-#[derive(Args, Debug, Clone)]
-pub struct LoadArgs {
-    /// Metres per file unit (default: detected from the figure's stature).
-    #[arg(long, conflicts_with = "height")]
-    pub scale: Option<f64>,
-    /// Rescale the figure to this stature, m (like --scale, in metres of stature).
-    // Hyphen values reach the range check, whose message names the option.
-    #[arg(long, value_name = "M", allow_hyphen_values = true)]
-    pub height: Option<f64>,
-    /// Total body mass, kg (default: a body-mass index of 23 kg/m² × stature²); the
-    /// segments get their shares of it from de Leva's table.
-    #[arg(long, value_name = "KG", allow_hyphen_values = true)]
-    pub mass: Option<f64>,
-    /// Keep a leading T-pose frame (dropped by default when detected).
-    #[arg(long)]
-    pub keep_first_frame: bool,
-    /// Skeleton spec TOML (default: a built-in spec chosen by joint names).
-    #[arg(long, value_name = "SPEC.toml")]
-    pub skeleton: Option<PathBuf>,
-    /// Low-pass cut-off of the reference fit, Hz (Butterworth, zero phase).
-    #[arg(long, default_value_t = 8.0)]
-    pub cutoff: f64,
-}
-
-impl LoadArgs {
-    /// Turn the flags into library options, reading the spec file if one is given.
-    pub fn options(&self) -> anyhow::Result<CharacterOptions> {
-        if let Some(s) = self.scale {
-            anyhow::ensure!(
-                s.is_finite() && s > 0.0,
-                "--scale must be a positive number of metres per file unit, got {s}"
-            );
-        }
-        if let Some(h) = self.height {
-            anyhow::ensure!(
-                h.is_finite() && h > 0.0,
-                "--height must be a positive stature in metres, got {h}"
-            );
-        }
-        if let Some(m) = self.mass {
-            anyhow::ensure!(
-                m.is_finite() && m > 0.0,
-                "--mass must be a positive body mass in kilograms, got {m}"
-            );
-        }
-        anyhow::ensure!(
-            self.cutoff > 0.0,
-            "--cutoff must be positive (Hz), got {}",
-            self.cutoff
-        );
-        let spec = match &self.skeleton {
-            None => None,
-            Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-                Some(SkeletonSpec::from_toml(&text, &p.display().to_string())?)
-            }
-        };
-        Ok(CharacterOptions {
-            model: ModelOptions {
-                frames: FrameOptions {
-                    scale: self.scale,
-                    height_m: self.height,
-                    keep_first_frame: self.keep_first_frame,
-                },
-                spec,
-                mass_kg: self.mass,
-            },
-            reference: ReferenceOptions {
-                cutoff_hz: self.cutoff,
-            },
-        })
-    }
 }
 
 /// Parse the command line and run; print errors with their causes.

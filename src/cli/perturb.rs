@@ -5,7 +5,7 @@ use super::simulate::SimArgs;
 use super::{GltfLayoutArg, LoadArgs, write_output, write_output_bytes};
 use clap::Args;
 use jostle::Character;
-use jostle::batch::job::{Outputs, run_variations_with};
+use jostle::batch::job::{Outputs, metrics_json, run_variations_with};
 use jostle::sim::random_throws::random_scenario;
 use jostle::sim::scenario::{BallSpec, Scenario};
 use serde_json::json;
@@ -95,6 +95,7 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
         layout: a.gltf_layout.into(),
         bvh: a.bvh.is_some(),
         npz: a.npz.is_some(),
+        ..Outputs::default()
     };
     let (timing, mut runs) =
         run_variations_with(&c, opts, std::slice::from_ref(&scenario), &label, wanted)?;
@@ -112,7 +113,7 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
     let (inverse_s, simulate_s, export_s) = (timing.inverse_s, run.simulate_s, run.export_s);
     let launches = &scenario.balls;
     let m = run.metrics;
-    let mut value = serde_json::to_value(&m)?;
+    let mut value = metrics_json(&c, &m)?;
     value["timing"] = json!({
         "load_s": load_s,
         "inverse_s": inverse_s,
@@ -121,9 +122,6 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
         "us_per_step": simulate_s * 1e6 / m.steps.max(1) as f64,
         "replayed_steps": run.replayed_steps,
     });
-    value["clip"] = json!(c.path.display().to_string());
-    value["mass_kg"] = json!(c.model.total_mass());
-    value["height_m"] = json!(c.model.figure.height_m);
     value["out"] = json!(a.out.display().to_string());
     let text = serde_json::to_string_pretty(&value)?;
     if let Some(p) = &a.metrics {

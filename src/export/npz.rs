@@ -11,7 +11,7 @@ use crate::sim::metrics::PerturbMetrics;
 use crate::sim::{Simulation, Trajectory};
 use crate::skeleton::ClipFrames;
 use nalgebra::UnitQuaternion;
-use ndarray::{Array, Array0, Array1, Array2, Dimension};
+use ndarray::{Array, Array0, Array1, Array2, ArrayD, Dimension};
 use ndarray_npy::{NpzWriter, WritableElement, WriteDataError, WriteNpzError};
 use std::io::{Cursor, Write};
 use thiserror::Error;
@@ -170,7 +170,21 @@ impl<const N: usize> WritableElement for Utf32<N> {
     }
 }
 
-/// Write `names` as a `<U{N}` array, N the smallest of 16, 32, …, 256 that holds them.
+/// The width N of the NumPy `<U{N}` array that holds `names`: the smallest of 16, 32, …,
+/// 256 that fits the longest (in characters).
+pub fn name_width(names: &[String]) -> Result<usize, NpzError> {
+    if let Some(s) = names.iter().find(|s| s.chars().count() > MAX_NAME_CHARS) {
+        return Err(NpzError::NameTooLong {
+            name: s.clone(),
+            chars: s.chars().count(),
+            max: MAX_NAME_CHARS,
+        });
+    }
+    let longest = names.iter().map(|s| s.chars().count()).max().unwrap_or(0);
+    Ok(longest.max(1).next_power_of_two().max(16))
+}
+
+/// Write `names` as a `<U{N}` array, N from [`name_width`].
 fn add_names<W: Write + std::io::Seek>(
     npz: &mut NpzWriter<W>,
     key: &str,
@@ -194,21 +208,78 @@ fn add_names<W: Write + std::io::Seek>(
         npz.add_array(key, &Array1::from(coded))?;
         Ok(())
     }
-    let longest = names.iter().map(|s| s.chars().count()).max().unwrap_or(0);
-    if let Some(s) = names.iter().find(|s| s.chars().count() > MAX_NAME_CHARS) {
-        return Err(NpzError::NameTooLong {
-            name: s.clone(),
-            chars: s.chars().count(),
-            max: MAX_NAME_CHARS,
-        });
-    }
-    match longest {
-        0..=16 => put::<W, 16>(npz, key, names),
-        17..=32 => put::<W, 32>(npz, key, names),
-        33..=64 => put::<W, 64>(npz, key, names),
-        65..=128 => put::<W, 128>(npz, key, names),
+    match name_width(names)? {
+        16 => put::<W, 16>(npz, key, names),
+        32 => put::<W, 32>(npz, key, names),
+        64 => put::<W, 64>(npz, key, names),
+        128 => put::<W, 128>(npz, key, names),
         _ => put::<W, MAX_NAME_CHARS>(npz, key, names),
     }
+}
+
+/// The values of one dataset array (its dtype in the variant).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrayData {
+    /// `float64`.
+    F64(ArrayD<f64>),
+    /// `float32`.
+    F32(ArrayD<f32>),
+    /// `int32`.
+    I32(ArrayD<i32>),
+    /// `bool`.
+    Bool(ArrayD<bool>),
+    /// `str`, a 1-D NumPy `<U{N}` array (N from [`name_width`]).
+    Str(Vec<String>),
+}
+
+macro_rules! array_data_from {
+    ($($t:ty => $variant:ident),*) => {$(
+        impl<D: Dimension> From<Array<$t, D>> for ArrayData {
+            fn from(a: Array<$t, D>) -> Self {
+                ArrayData::$variant(a.into_dyn())
+            }
+        }
+    )*};
+}
+array_data_from!(f64 => F64, f32 => F32, i32 => I32, bool => Bool);
+
+/// A run's dataset arrays, named and in [`DATASET_ARRAYS`] order: what the `.npz` holds
+/// (see [`npz_bytes`]) and what the Python package hands over as NumPy arrays.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DatasetArrays {
+    /// (name, values), in [`DATASET_ARRAYS`] order.
+    pub arrays: Vec<(&'static str, ArrayData)>,
+}
+
+impl DatasetArrays {
+    fn add(&mut self, name: &'static str, a: impl Into<ArrayData>) {
+        self.arrays.push((name, a.into()));
+    }
+
+    /// The array called `name`.
+    pub fn get(&self, name: &str) -> Option<&ArrayData> {
+        self.arrays.iter().find(|(n, _)| *n == name).map(|(_, a)| a)
+    }
+}
+
+/// The `.npz` bytes of `arrays` (no compression, fixed timestamps: same arrays, same bytes).
+pub fn npz_bytes(arrays: &DatasetArrays) -> Result<Vec<u8>, NpzError> {
+    let mut npz = NpzWriter::new_with_options(
+        Cursor::new(Vec::new()),
+        zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .last_modified_time(zip::DateTime::default()),
+    );
+    for (name, a) in &arrays.arrays {
+        match a {
+            ArrayData::F64(a) => npz.add_array(*name, a)?,
+            ArrayData::F32(a) => npz.add_array(*name, a)?,
+            ArrayData::I32(a) => npz.add_array(*name, a)?,
+            ArrayData::Bool(a) => npz.add_array(*name, a)?,
+            ArrayData::Str(names) => add_names(&mut npz, name, names)?,
+        }
+    }
+    Ok(npz.finish()?.into_inner())
 }
 
 /// An array of `shape` from row-major `data`.
@@ -267,6 +338,15 @@ pub fn dataset_npz(
     traj: &Trajectory,
     metrics: &PerturbMetrics,
 ) -> Result<Vec<u8>, NpzError> {
+    npz_bytes(&dataset_arrays(sim, traj, metrics)?)
+}
+
+/// The dataset arrays of a finished run (see [`dataset_npz`] for the arguments).
+pub fn dataset_arrays(
+    sim: &Simulation,
+    traj: &Trajectory,
+    metrics: &PerturbMetrics,
+) -> Result<DatasetArrays, NpzError> {
     let character = sim.character;
     let (model, clip) = (&character.model, &character.clip);
     let frames = ClipFrames::from_figure(clip, &model.figure);
@@ -326,43 +406,38 @@ pub fn dataset_npz(
             .and_then(|n| model.bodies.iter().position(|b| &b.name == n))
             .map_or(-1, |i| i as i32)
     };
-    let mut npz = NpzWriter::new_with_options(
-        Cursor::new(Vec::new()),
-        zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Stored)
-            .last_modified_time(zip::DateTime::default()),
-    );
+    let mut out = DatasetArrays::default();
     let scalar = |v: f64| -> Array0<f64> { ndarray::arr0(v) };
     let nan_if_none = |v: Option<f64>| v.unwrap_or(f64::NAN);
-    npz.add_array("fps", &scalar(1.0 / dt))?;
-    npz.add_array("step_s", &scalar(sim.opts.step))?;
+    out.add("fps", scalar(1.0 / dt));
+    out.add("step_s", scalar(sim.opts.step));
     let joint_names: Vec<String> = clip.joints.iter().map(|j| j.name.clone()).collect();
-    add_names(&mut npz, "joint_names", &joint_names)?;
+    out.add("joint_names", ArrayData::Str(joint_names));
     let parents: Vec<i32> = clip
         .joints
         .iter()
         .map(|j| j.parent.map_or(-1, |p| p as i32))
         .collect();
-    npz.add_array("parents", &Array1::from(parents))?;
-    npz.add_array("positions", &shaped((nf, nj, 3), pos)?)?;
-    npz.add_array("rotations", &shaped((nf, nj, 4), rot)?)?;
-    npz.add_array("original_positions", &shaped((nf, nj, 3), opos)?)?;
-    npz.add_array("original_rotations", &shaped((nf, nj, 4), orot)?)?;
-    npz.add_array("root_positions", &shaped((nf, 3), root)?)?;
-    npz.add_array("deviation_deg", &shaped((nf, nj), deviation)?)?;
+    out.add("parents", Array1::from(parents));
+    out.add("positions", shaped((nf, nj, 3), pos)?);
+    out.add("rotations", shaped((nf, nj, 4), rot)?);
+    out.add("original_positions", shaped((nf, nj, 3), opos)?);
+    out.add("original_rotations", shaped((nf, nj, 4), orot)?);
+    out.add("root_positions", shaped((nf, 3), root)?);
+    out.add("deviation_deg", shaped((nf, nj), deviation)?);
     let body_names: Vec<String> = model.bodies.iter().map(|b| b.name.clone()).collect();
-    add_names(&mut npz, "body_names", &body_names)?;
+    out.add("body_names", ArrayData::Str(body_names));
     let body_joints: Vec<i32> = model.bodies.iter().map(|b| b.bvh_joint as i32).collect();
-    npz.add_array("body_joints", &Array1::from(body_joints))?;
-    npz.add_array("contact", &shaped((nf, nb), contact)?)?;
-    npz.add_array("floor_height", &scalar(sim.floor_height()))?;
-    npz.add_array("balls", &shaped((nf, nballs, 3), ball_pos)?)?;
+    out.add("body_joints", Array1::from(body_joints));
+    out.add("contact", shaped((nf, nb), contact)?);
+    out.add("floor_height", scalar(sim.floor_height()));
+    out.add("balls", shaped((nf, nballs, 3), ball_pos)?);
     let per_ball = |f: &dyn Fn(&crate::sim::balls::Ball) -> f64| -> Array1<f64> {
         sim.balls.iter().map(f).collect()
     };
-    npz.add_array("ball_radius", &per_ball(&|b| b.params.radius))?;
-    npz.add_array("ball_mass", &per_ball(&|b| b.params.mass))?;
-    npz.add_array("ball_launch_time", &per_ball(&|b| b.launch_t))?;
+    out.add("ball_radius", per_ball(&|b| b.params.radius));
+    out.add("ball_mass", per_ball(&|b| b.params.mass));
+    out.add("ball_launch_time", per_ball(&|b| b.launch_t));
     let rows3 = |f: &dyn Fn(&crate::sim::balls::Ball) -> nalgebra::Vector3<f64>| {
         shaped(
             (nballs, 3),
@@ -377,36 +452,34 @@ pub fn dataset_npz(
     };
     let launch_x: Array2<f64> = rows3(&|b| b.launch_x)?;
     let launch_v: Array2<f64> = rows3(&|b| b.launch_v)?;
-    npz.add_array("ball_launch_position", &launch_x)?;
-    npz.add_array("ball_launch_velocity", &launch_v)?;
+    out.add("ball_launch_position", launch_x);
+    out.add("ball_launch_velocity", launch_v);
     let hits = &metrics.balls;
-    npz.add_array(
+    out.add(
         "ball_hit",
-        &hits.iter().map(|b| b.hit).collect::<Array1<bool>>(),
-    )?;
-    npz.add_array(
+        hits.iter().map(|b| b.hit).collect::<Array1<bool>>(),
+    );
+    out.add(
         "ball_hit_body",
-        &hits
-            .iter()
+        hits.iter()
             .map(|b| body_index(&b.body))
             .collect::<Array1<i32>>(),
-    )?;
-    npz.add_array(
+    );
+    out.add(
         "ball_hit_time",
-        &hits
-            .iter()
+        hits.iter()
             .map(|b| nan_if_none(b.first_contact_s))
             .collect::<Array1<f64>>(),
-    )?;
-    npz.add_array(
+    );
+    out.add(
         "ball_impulse",
-        &hits.iter().map(|b| b.impulse_ns).collect::<Array1<f64>>(),
-    )?;
-    npz.add_array("fell", &ndarray::arr0(metrics.fell))?;
-    npz.add_array("fall_time", &scalar(nan_if_none(metrics.fall_time_s)))?;
-    npz.add_array(
+        hits.iter().map(|b| b.impulse_ns).collect::<Array1<f64>>(),
+    );
+    out.add("fell", ndarray::arr0(metrics.fell));
+    out.add("fall_time", scalar(nan_if_none(metrics.fall_time_s)));
+    out.add(
         "recovery_time",
-        &scalar(nan_if_none(metrics.recovery_time_s)),
-    )?;
-    Ok(npz.finish()?.into_inner())
+        scalar(nan_if_none(metrics.recovery_time_s)),
+    );
+    Ok(out)
 }

@@ -103,7 +103,10 @@ impl Simulation<'_> {
     /// spring-held root the floor takes its share of the root's support (METHOD §12.2): ψ
     /// then carries the weight through the legs, the root keeps the residual, and the
     /// floor impulses are recorded for the simulation's contacts to meet.
-    pub(super) fn compute_feedforward(&mut self) -> Result<Feedforward, SimError> {
+    pub(super) fn compute_feedforward(
+        &mut self,
+        cancelled: &mut dyn FnMut() -> bool,
+    ) -> Result<Feedforward, SimError> {
         let model = &self.character.model;
         let n = model.num_bodies();
         let h = self.opts.step;
@@ -128,6 +131,7 @@ impl Simulation<'_> {
         path.start(&self.state, self.contact_ws.warm_start());
         for k in 0..steps {
             self.k = k;
+            self.check_cancelled(cancelled)?;
             let t = k as f64 * h;
             let root = self.prepare_step();
             let start = self.state.clone();

@@ -185,6 +185,20 @@ impl BallSpec {
         }
     }
 
+    /// A ball with nothing given yet (`t` NaN, the default mass and radius): what a parser
+    /// fills in key by key before [`BallSpec::validate`].
+    pub fn unset() -> Self {
+        BallSpec {
+            t: f64::NAN,
+            target: None,
+            speed: None,
+            from: None,
+            velocity: None,
+            mass: DEFAULT_MASS,
+            radius: DEFAULT_RADIUS,
+        }
+    }
+
     /// Check the numbers and that the ball is either targeted or launched.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.t.is_finite() && self.t >= 0.0) {
@@ -256,15 +270,7 @@ impl BallSpec {
                 },
             }
         }
-        let mut spec = BallSpec {
-            t: f64::NAN,
-            target: None,
-            speed: None,
-            from: None,
-            velocity: None,
-            mass: DEFAULT_MASS,
-            radius: DEFAULT_RADIUS,
-        };
+        let mut spec = BallSpec::unset();
         let mut seen: Vec<String> = vec![];
         let num = |k: &str, v: &str| -> Result<f64, ScenarioError> {
             v.parse::<f64>()

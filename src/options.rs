@@ -1,0 +1,290 @@
+//! The options of the commands that load and simulate a clip, as clap argument groups
+//! shared by the `jostle` command line and the Python package (which turns its keyword
+//! arguments into these flags), so both accept the same names and give the same errors.
+
+use crate::character::CharacterOptions;
+use crate::dynamics::control::Gains;
+use crate::dynamics::stabilize::Drift;
+use crate::export::gltf::GltfLayout;
+use crate::motion::reference::ReferenceOptions;
+use crate::sim::balance::FallOptions;
+use crate::sim::{RootMode, SimOptions, SpringTuning};
+use crate::skeleton::{FrameOptions, ModelOptions, SkeletonSpec, SpecError};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// An option the flags cannot turn into library options.
+#[derive(Debug, thiserror::Error)]
+pub enum OptionsError {
+    /// A value out of range; the message names the flag.
+    #[error("{message}")]
+    Invalid {
+        /// The flag, as on the command line (`--k-s`).
+        option: &'static str,
+        /// What is wrong, naming the flag and the value.
+        message: String,
+    },
+    /// The skeleton spec file cannot be read.
+    #[error("{}: {source}", path.display())]
+    SkeletonFile {
+        /// The file given to `--skeleton`.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The skeleton spec file does not parse.
+    #[error(transparent)]
+    SkeletonSpec(#[from] SpecError),
+}
+
+/// Fail with [`OptionsError::Invalid`] for `option` unless `ok`.
+fn ensure(
+    ok: bool,
+    option: &'static str,
+    message: impl FnOnce() -> String,
+) -> Result<(), OptionsError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(OptionsError::Invalid {
+            option,
+            message: message(),
+        })
+    }
+}
+
+/// How the .glb lays out the figure (`--gltf-layout`).
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum GltfLayoutArg {
+    /// One armature: the clip joints are a skin, the capsules a skinned mesh (Blender
+    /// imports one armature with both animations as its actions; three.js a SkinnedMesh).
+    #[default]
+    Skinned,
+    /// Plain nodes: a mesh node per body under its joint node, no skin (the layout of
+    /// earlier versions).
+    Nodes,
+}
+
+impl From<GltfLayoutArg> for GltfLayout {
+    fn from(a: GltfLayoutArg) -> Self {
+        match a {
+            GltfLayoutArg::Skinned => GltfLayout::Skinned,
+            GltfLayoutArg::Nodes => GltfLayout::Nodes,
+        }
+    }
+}
+
+/// Options shared by every command that loads a clip.
+#[derive(Args, Debug, Clone)]
+pub struct LoadArgs {
+    /// Metres per file unit (default: detected from the figure's stature).
+    #[arg(long, conflicts_with = "height")]
+    pub scale: Option<f64>,
+    /// Rescale the figure to this stature, m (like --scale, in metres of stature).
+    // Hyphen values reach the range check, whose message names the option.
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    pub height: Option<f64>,
+    /// Total body mass, kg (default: a body-mass index of 23 kg/m² × stature²); the
+    /// segments get their shares of it from de Leva's table.
+    #[arg(long, value_name = "KG", allow_hyphen_values = true)]
+    pub mass: Option<f64>,
+    /// Keep a leading T-pose frame (dropped by default when detected).
+    #[arg(long)]
+    pub keep_first_frame: bool,
+    /// Skeleton spec TOML (default: a built-in spec chosen by joint names).
+    #[arg(long, value_name = "SPEC.toml")]
+    pub skeleton: Option<PathBuf>,
+    /// Low-pass cut-off of the reference fit, Hz (Butterworth, zero phase).
+    #[arg(long, default_value_t = 8.0)]
+    pub cutoff: f64,
+}
+
+impl LoadArgs {
+    /// Turn the flags into library options, reading the spec file if one is given.
+    pub fn options(&self) -> Result<CharacterOptions, OptionsError> {
+        if let Some(s) = self.scale {
+            ensure(s.is_finite() && s > 0.0, "--scale", || {
+                format!("--scale must be a positive number of metres per file unit, got {s}")
+            })?;
+        }
+        if let Some(h) = self.height {
+            ensure(h.is_finite() && h > 0.0, "--height", || {
+                format!("--height must be a positive stature in metres, got {h}")
+            })?;
+        }
+        if let Some(m) = self.mass {
+            ensure(m.is_finite() && m > 0.0, "--mass", || {
+                format!("--mass must be a positive body mass in kilograms, got {m}")
+            })?;
+        }
+        ensure(self.cutoff > 0.0, "--cutoff", || {
+            format!("--cutoff must be positive (Hz), got {}", self.cutoff)
+        })?;
+        let spec = match &self.skeleton {
+            None => None,
+            Some(p) => {
+                let text =
+                    std::fs::read_to_string(p).map_err(|source| OptionsError::SkeletonFile {
+                        path: p.clone(),
+                        source,
+                    })?;
+                Some(SkeletonSpec::from_toml(&text, &p.display().to_string())?)
+            }
+        };
+        Ok(CharacterOptions {
+            model: ModelOptions {
+                frames: FrameOptions {
+                    scale: self.scale,
+                    height_m: self.height,
+                    keep_first_frame: self.keep_first_frame,
+                },
+                spec,
+                mass_kg: self.mass,
+            },
+            reference: ReferenceOptions {
+                cutoff_hz: self.cutoff,
+            },
+        })
+    }
+}
+
+/// Constraint-drift control (METHOD §10).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum DriftArg {
+    /// No correction (drift grows).
+    None,
+    /// Baumgarte feedback J u⁺ = −β g (see --beta).
+    Baumgarte,
+    /// Projection after every step (default).
+    Post,
+    /// Hong, Welch & Choi's improved implicit scheme.
+    Improved,
+}
+
+/// How the root (pelvis) is held.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum RootArg {
+    /// Pinned to its mocap path by hard constraints (the thesis): trunk hits barely show.
+    Pinned,
+    /// Held to its mocap path by a critically damped spring (see --root-hz): a push moves
+    /// the pelvis. With --ground the feet stand on the floor; without, the whole figure
+    /// sways.
+    Spring,
+}
+
+/// Arguments shared by the commands that simulate.
+#[derive(Args, Debug, Clone)]
+pub struct SimArgs {
+    /// Simulation step, s (1/240 by default; 1/120 is also stable at the default gains).
+    #[arg(long, default_value_t = 1.0 / 240.0)]
+    pub step: f64,
+    /// Constraint-drift control.
+    #[arg(long, value_enum, default_value_t = DriftArg::Post)]
+    pub drift: DriftArg,
+    /// Baumgarte β, 1/s (with --drift baumgarte).
+    #[arg(long, default_value_t = 200.0)]
+    pub beta: f64,
+    /// Feedback stiffness per N·m of feedforward torque, 1/rad.
+    #[arg(long, default_value_t = Gains::default().k_s)]
+    pub k_s: f64,
+    /// Feedback stiffness floor, N·m/rad.
+    #[arg(long, default_value_t = Gains::default().k_0)]
+    pub k_0: f64,
+    /// Stiffness floor per N·m/rad of the carried subtree's gravitational stiffness m·g·l.
+    #[arg(long, default_value_t = Gains::default().k_g)]
+    pub k_g: f64,
+    /// Feedback damping time constant, s (k_d = this × stiffness).
+    #[arg(long, default_value_t = Gains::default().damping_time)]
+    pub damping_time: f64,
+    /// Run without the PD feedback (feedforward only).
+    #[arg(long)]
+    pub no_feedback: bool,
+    /// Run without the feedforward torques (feedback only).
+    #[arg(long)]
+    pub no_feedforward: bool,
+    /// How the root (pelvis) is held: by a `spring` toward its mocap path (a push moves the
+    /// whole figure; standing on the floor unless --no-ground), or `pinned` to it (the
+    /// thesis: trunk and pelvis hits barely show, nobody falls).
+    #[arg(long, value_enum, default_value_t = RootArg::Spring)]
+    pub root: RootArg,
+    /// Natural frequency of the root spring's translation, Hz (stiffness = mass × ω²,
+    /// critically damped); rotation uses twice this frequency with the figure's inertia.
+    #[arg(long, default_value_t = SpringTuning::default().linear_hz)]
+    pub root_hz: f64,
+    /// With --root spring, the character stands on the floor by default: the feet carry
+    /// the weight the mocap implies (floor forces split from the root's support by the
+    /// inverse dynamics), every body stays above the floor, and the root spring keeps only
+    /// the residual; the joints from the feet up get feedback stiff enough to hold the
+    /// figure above them. Unperturbed runs follow the mocap to 0.0002–0.03° RMS; a push
+    /// sways the figure on planted feet, and a hit it cannot absorb without a step knocks
+    /// it down (see --no-falls). --no-ground leaves the floor out: the root spring then
+    /// carries the whole weight and the figure sways in the air.
+    #[arg(long)]
+    pub no_ground: bool,
+    /// Keep the character up whatever hits it. By default, standing on the floor, it lets go
+    /// of the mocap and falls when a hit moves its extrapolated centre of mass more than
+    /// 10 cm from the mocap's, or the root spring pulls with more than half its weight,
+    /// for 50 ms, within 1 s of a ball's last contact.
+    #[arg(long)]
+    pub no_falls: bool,
+}
+
+impl SimArgs {
+    /// Library options from the flags.
+    pub fn options(&self) -> Result<SimOptions, OptionsError> {
+        ensure(
+            self.step.is_finite() && self.step > 0.0 && self.step <= 0.05,
+            "--step",
+            || format!("--step must be in (0, 0.05] s, got {}", self.step),
+        )?;
+        for (name, v) in [
+            ("--k-s", self.k_s),
+            ("--k-0", self.k_0),
+            ("--k-g", self.k_g),
+            ("--damping-time", self.damping_time),
+            ("--beta", self.beta),
+        ] {
+            ensure(v.is_finite() && v >= 0.0, name, || {
+                format!("{name} must be a non-negative number, got {v}")
+            })?;
+        }
+
+        Ok(SimOptions {
+            step: self.step,
+            gains: Gains {
+                k_s: self.k_s,
+                k_0: self.k_0,
+                damping_time: self.damping_time,
+                k_g: self.k_g,
+            },
+            drift: match self.drift {
+                DriftArg::None => Drift::None,
+                DriftArg::Baumgarte => Drift::Baumgarte { beta: self.beta },
+                DriftArg::Post => Drift::PostStabilization,
+                DriftArg::Improved => Drift::ImprovedImplicit,
+            },
+            feedforward: !self.no_feedforward,
+            feedback: !self.no_feedback,
+            ground: !self.no_ground && self.root == RootArg::Spring,
+            falls: FallOptions {
+                allowed: !self.no_falls,
+                ..FallOptions::default()
+            },
+            root: match self.root {
+                RootArg::Pinned => RootMode::Pinned,
+                RootArg::Spring => {
+                    let tuning = SpringTuning {
+                        linear_hz: self.root_hz,
+                        angular_hz: 2.0 * self.root_hz,
+                        ..SpringTuning::default()
+                    };
+                    tuning.validate().map_err(|e| OptionsError::Invalid {
+                        option: "--root-hz",
+                        message: format!("--root-hz: {e}"),
+                    })?;
+                    RootMode::Spring(tuning)
+                }
+            },
+        })
+    }
+}
