@@ -8,7 +8,9 @@
 
 use clap::error::{ContextKind, ContextValue};
 use clap::{ArgAction, Parser};
-use jostle::batch::job::{JobError, Outputs, metrics_json, run_variations_cancellable};
+use jostle::batch::job::{
+    JobError, Outputs, metrics_json, run_variations_cancellable, timing_json,
+};
 use jostle::export::npz::{ArrayData, DatasetArrays, name_width, npz_bytes};
 use jostle::mocap::{BvhError as LibBvhError, load_bvh};
 use jostle::options::{GltfLayoutArg, LoadArgs, OptionsError, SimArgs};
@@ -531,13 +533,7 @@ fn perturb(
             .ok_or_else(|| RunError::Other(format!("{label}: no run")))?;
         let mut metrics =
             metrics_json(&c, &run.metrics).map_err(|e| RunError::Other(e.to_string()))?;
-        metrics["timing"] = serde_json::json!({
-            "load_s": load_s,
-            "inverse_s": timing.inverse_s,
-            "simulate_s": run.simulate_s,
-            "export_s": run.export_s,
-            "us_per_step": run.simulate_s * 1e6 / run.metrics.steps.max(1) as f64,
-        });
+        metrics["timing"] = timing_json(load_s, &timing, &run);
         Ok::<_, RunError>((run, metrics))
     });
     let (run, metrics) = result.map_err(|e| match e {

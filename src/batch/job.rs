@@ -244,6 +244,20 @@ pub fn metrics_json(
     Ok(value)
 }
 
+/// The `timing` object of a `perturb` run's metrics JSON (wall times, s): loading the
+/// clip `load_s`, the feedforward precompute, the run's simulation and export, µs per
+/// step, and the steps replayed from the unperturbed path ([`crate::sim::replay`]).
+pub fn timing_json(load_s: f64, job: &JobTiming, run: &VariationOutput) -> serde_json::Value {
+    json!({
+        "load_s": load_s,
+        "inverse_s": job.inverse_s,
+        "simulate_s": run.simulate_s,
+        "export_s": run.export_s,
+        "us_per_step": run.simulate_s * 1e6 / run.metrics.steps.max(1) as f64,
+        "replayed_steps": run.replayed_steps,
+    })
+}
+
 /// The run's per-step largest joint deviation, reduced to the max over
 /// 1/[`DEVIATION_SERIES_HZ`] s bins (what a plot needs, a few kB per minute of clip).
 fn deviation_series(sim: &Simulation) -> Vec<f64> {

@@ -5,7 +5,7 @@ use super::simulate::SimArgs;
 use super::{GltfLayoutArg, LoadArgs, write_output, write_output_bytes};
 use clap::Args;
 use jostle::Character;
-use jostle::batch::job::{Outputs, metrics_json, run_variations_with};
+use jostle::batch::job::{Outputs, metrics_json, run_variations_with, timing_json};
 use jostle::sim::random_throws::random_scenario;
 use jostle::sim::scenario::{BallSpec, Scenario};
 use serde_json::json;
@@ -112,16 +112,9 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
     }
     let (inverse_s, simulate_s, export_s) = (timing.inverse_s, run.simulate_s, run.export_s);
     let launches = &scenario.balls;
+    let mut value = metrics_json(&c, &run.metrics)?;
+    value["timing"] = timing_json(load_s, &timing, &run);
     let m = run.metrics;
-    let mut value = metrics_json(&c, &m)?;
-    value["timing"] = json!({
-        "load_s": load_s,
-        "inverse_s": inverse_s,
-        "simulate_s": simulate_s,
-        "export_s": export_s,
-        "us_per_step": simulate_s * 1e6 / m.steps.max(1) as f64,
-        "replayed_steps": run.replayed_steps,
-    });
     value["out"] = json!(a.out.display().to_string());
     let text = serde_json::to_string_pretty(&value)?;
     if let Some(p) = &a.metrics {
