@@ -19,6 +19,7 @@
 //! out over a centimetre of height instead of jumping when a foot lands or lifts.
 
 use crate::contact::closest_point_on_segment;
+use crate::contact::lcp::{SupportRules, solve_from_support};
 use crate::contact::{LcpError, lemke, tangent_directions};
 use crate::motion::kinematics::BodyKinematics;
 use crate::skeleton::{Capsule, Model};
@@ -258,12 +259,35 @@ pub fn split_root_wrench(
     scale: f64,
     opts: &SupportOptions,
 ) -> Result<Vec<Vector3<f64>>, LcpError> {
+    split_root_wrench_from(root_x, wrench, points, scale, opts, None)
+}
+
+/// Friction-pyramid edges per support point in [`split_root_wrench`].
+const PYRAMID_EDGES: usize = 4;
+/// Round-off (relative) within which a guessed support's solution is accepted.
+const WARM_START_TOLERANCE: f64 = 1e-12;
+/// Block principal pivoting rounds before a guess gives way to Lemke.
+const WARM_START_ROUNDS: usize = 8;
+
+/// [`split_root_wrench`] trying first a guess of which pyramid edges carry force (per
+/// point, [`PYRAMID_EDGES`] entries; e.g. the last step's), updated in place to the
+/// solution's. The LCP's matrix is positive definite (the fit's normal matrix plus the
+/// regularisation), so its solution is unique: a guess that is accepted gives Lemke's
+/// answer to round-off, with a small solve instead of Lemke's pivots.
+pub fn split_root_wrench_from(
+    root_x: &Vector3<f64>,
+    wrench: &Vector6<f64>,
+    points: &[(Vector3<f64>, f64)],
+    scale: f64,
+    opts: &SupportOptions,
+    guess: Option<&mut [bool]>,
+) -> Result<Vec<Vector3<f64>>, LcpError> {
     let np = points.len();
     if np == 0 || scale.is_nan() || scale <= 0.0 {
         return Ok(vec![Vector3::zeros(); np]);
     }
     let n = Vector3::y();
-    let edges: Vec<Vector3<f64>> = tangent_directions(&n, 4)
+    let edges: Vec<Vector3<f64>> = tangent_directions(&n, PYRAMID_EDGES)
         .into_iter()
         .map(|t| n + t * opts.friction)
         .collect();
@@ -297,7 +321,25 @@ pub fn split_root_wrench(
         }
     }
     let q = -(a.transpose() * b);
-    let sol = lemke(&m, &q)?;
+    let warm = guess.as_deref().filter(|g| g.len() == cols).and_then(|g| {
+        solve_from_support(
+            &m,
+            &q,
+            g,
+            &SupportRules::default(),
+            WARM_START_TOLERANCE,
+            WARM_START_ROUNDS,
+        )
+    });
+    let sol = match warm {
+        Some(sol) => sol,
+        None => lemke(&m, &q)?,
+    };
+    if let Some(g) = guess.filter(|g| g.len() == cols) {
+        for (gi, z) in g.iter_mut().zip(sol.z.iter()) {
+            *gi = *z > 0.0;
+        }
+    }
     Ok((0..np)
         .map(|j| {
             (0..ne)
@@ -372,6 +414,11 @@ pub struct FloorSplit {
     residual_sq: f64,
     residual_torque_sq: f64,
     last_predicted: Vector6<f64>,
+    /// Per floor point and pyramid edge: whether it carried force in the last split (the
+    /// next split's first guess).
+    carried: Vec<bool>,
+    /// Scratch: `carried` of the chosen points, in their order.
+    guess: Vec<bool>,
 }
 
 impl FloorSplit {
@@ -391,6 +438,8 @@ impl FloorSplit {
             residual_sq: 0.0,
             residual_torque_sq: 0.0,
             last_predicted: Vector6::zeros(),
+            carried: vec![],
+            guess: vec![],
         }
     }
 
@@ -432,7 +481,25 @@ impl FloorSplit {
             .map(|&i| (self.bottoms[i], self.weights[i]))
             .collect();
         let root_x = start[0].0;
-        let impulses = split_root_wrench(&root_x, root_impulse, &pts, impulse_scale, &self.opts)?;
+        let e = PYRAMID_EDGES;
+        self.carried.resize(self.points.points().len() * e, false);
+        self.guess.clear();
+        for &i in &chosen {
+            self.guess
+                .extend_from_slice(&self.carried[i * e..(i + 1) * e]);
+        }
+        let impulses = split_root_wrench_from(
+            &root_x,
+            root_impulse,
+            &pts,
+            impulse_scale,
+            &self.opts,
+            Some(&mut self.guess),
+        )?;
+        self.carried.fill(false);
+        for (k, &i) in chosen.iter().enumerate() {
+            self.carried[i * e..(i + 1) * e].copy_from_slice(&self.guess[k * e..(k + 1) * e]);
+        }
         self.last_predicted = root_impulse - wrench_about(&root_x, &pts, &impulses);
         for w in self.wrenches.iter_mut() {
             *w = (Vector3::zeros(), Vector3::zeros());
@@ -535,6 +602,45 @@ mod tests {
         let pull = Vector6::new(0.0, -700.0, 0.0, 0.0, 0.0, 0.0);
         let none = split_root_wrench(&root, &pull, &pts, 700.0, &opts).unwrap();
         assert!(none[0].norm() < 1e-9, "{}", none[0]);
+    }
+
+    #[test]
+    fn a_guessed_support_gives_lemkes_split() {
+        let opts = SupportOptions::default();
+        let root = Vector3::new(0.0, 1.0, 0.0);
+        let pts: Vec<(Vector3<f64>, f64)> = [
+            (-0.1, -0.05, 1.0),
+            (-0.1, 0.15, 0.6),
+            (0.1, -0.05, 1.0),
+            (0.1, 0.15, 0.3),
+        ]
+        .iter()
+        .map(|&(x, z, w)| (Vector3::new(x, 0.0, z), w))
+        .collect();
+        let n = pts.len() * PYRAMID_EDGES;
+        // a sequence of wrenches as steps give them, the guess carried along; then guesses
+        // that are all wrong (everything on, nothing on)
+        let mut guess = vec![false; n];
+        for k in 0..20 {
+            let s = k as f64 / 20.0;
+            let wrench = Vector6::new(
+                80.0 * s,
+                700.0,
+                -40.0 * s,
+                30.0 - 60.0 * s,
+                5.0 * s,
+                -35.0 + 20.0 * s,
+            );
+            let want = split_root_wrench(&root, &wrench, &pts, 700.0, &opts).unwrap();
+            for g in [&mut guess, &mut vec![true; n], &mut vec![false; n]] {
+                let got =
+                    split_root_wrench_from(&root, &wrench, &pts, 700.0, &opts, Some(g)).unwrap();
+                for (a, b) in got.iter().zip(&want) {
+                    assert!((a - b).norm() < 1e-9 * 700.0, "step {k}: {a} vs {b}");
+                }
+            }
+            assert!(guess.iter().any(|&c| c), "the guess follows the solution");
+        }
     }
 
     #[test]
