@@ -128,6 +128,26 @@ fn without_balls_the_whole_run_is_replayed_and_equal() {
 }
 
 #[test]
+fn settings_changed_after_the_precompute_are_not_replayed() {
+    let c = demo_walk();
+    let mut sim = Simulation::new(&c, SimOptions::default()).expect("feedforward");
+    sim.contact.ground_friction *= 0.5;
+    sim.run().expect("runs");
+    assert_eq!(
+        sim.replayed_steps, 0,
+        "another ground friction than the path's"
+    );
+    sim.contact.ground_friction *= 2.0;
+    sim.reset();
+    sim.run().expect("runs");
+    assert_eq!(
+        sim.replayed_steps,
+        sim.num_steps(),
+        "the path's settings again"
+    );
+}
+
+#[test]
 fn a_real_clip_is_the_same_replayed_or_computed() {
     let Some(path) = common::shared_clip("cmu_01_01_jumps_turn.bvh") else {
         return;

@@ -128,7 +128,11 @@ impl Simulation<'_> {
         self.tracking.enabled = self.opts.feedback;
         self.reset();
         let mut path = UnperturbedPath::default();
-        path.start(&self.state, self.contact_ws.warm_start());
+        path.start(
+            &self.state,
+            self.contact_ws.warm_start(),
+            (self.opts, self.contact),
+        );
         for k in 0..steps {
             self.k = k;
             self.check_cancelled(cancelled)?;

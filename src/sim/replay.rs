@@ -5,15 +5,15 @@
 //! touched yet repeats that path bit for bit. The precompute keeps it (per step: the
 //! state, the contact LCP's warm start, the bodies the floor touched and the contact
 //! report), and [`Simulation::step`] copies a step from it instead of computing it again
-//! while the step's inputs are provably those of the precompute: the same state and warm
-//! start to the last bit, no extra wrenches, no ball in the air by the step's end, not
-//! fallen. A perturbed run thus costs only from its first throw on (a batch's variations
-//! share one precompute), and its output is unchanged (tested against a run that
-//! computes every step).
+//! while the step's inputs are provably those of the precompute: the same settings, state
+//! and warm start to the last bit, no extra wrenches, no ball in the air by the step's
+//! end, not fallen. A perturbed run thus costs only from its first throw on (a batch's
+//! variations share one precompute), and its output is unchanged (tested against a run
+//! that computes every step).
 
 use crate::dynamics::state::{BodyState, State};
-use crate::sim::balls::{ContactReport, WarmStart};
-use crate::sim::run::Simulation;
+use crate::sim::balls::{ContactOptions, ContactReport, WarmStart};
+use crate::sim::run::{SimOptions, Simulation};
 
 /// The feedforward precompute's path: what each of its steps started from and produced.
 #[derive(Clone, Debug, Default)]
@@ -26,12 +26,23 @@ pub struct UnperturbedPath {
     touching: Vec<Vec<usize>>,
     /// The contact report of step k.
     reports: Vec<ContactReport>,
+    /// The settings the path was taken with: a simulation whose settings were changed
+    /// since computes its steps.
+    settings: Option<(SimOptions, ContactOptions)>,
 }
 
 impl UnperturbedPath {
-    /// Start a path at its first state (t = 0) and warm start.
-    pub(super) fn start(&mut self, state: &State, warm_start: Option<&WarmStart>) {
-        *self = UnperturbedPath::default();
+    /// Start a path at its first state (t = 0) and warm start, taken with `settings`.
+    pub(super) fn start(
+        &mut self,
+        state: &State,
+        warm_start: Option<&WarmStart>,
+        settings: (SimOptions, ContactOptions),
+    ) {
+        *self = UnperturbedPath {
+            settings: Some(settings),
+            ..Default::default()
+        };
         self.states.push(state.clone());
         self.warm_starts.push(warm_start.cloned());
     }
@@ -85,6 +96,7 @@ impl Simulation<'_> {
             || k >= path.steps()
             || self.balance.fell_at.is_some()
             || self.protective.is_some()
+            || path.settings != Some((self.opts, self.contact))
             // a ball launched by the step's end enters its contact phase
             || self.balls.iter().any(|b| b.active || b.launch_t < t + h)
             || path.warm_starts[k].as_ref() != self.contact_ws.warm_start()
