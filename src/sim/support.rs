@@ -321,7 +321,9 @@ pub fn split_root_wrench_from(
         }
     }
     let q = -(a.transpose() * b);
-    let warm = guess.as_deref().filter(|g| g.len() == cols).and_then(|g| {
+    // a guess of another size (not these points') is ignored
+    let guess = guess.filter(|g| g.len() == cols);
+    let warm = guess.as_deref().and_then(|g| {
         solve_from_support(
             &m,
             &q,
@@ -335,7 +337,7 @@ pub fn split_root_wrench_from(
         Some(sol) => sol,
         None => lemke(&m, &q)?,
     };
-    if let Some(g) = guess.filter(|g| g.len() == cols) {
+    if let Some(g) = guess {
         for (gi, z) in g.iter_mut().zip(sol.z.iter()) {
             *gi = *z > 0.0;
         }
