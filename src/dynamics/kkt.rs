@@ -34,7 +34,9 @@
 
 use crate::skeleton::Joint;
 use crate::skeleton::joint::JointFrame;
-use nalgebra::{DMatrix, DVector, Matrix3, Matrix6, SMatrix, SVector, UnitQuaternion, Vector6};
+use nalgebra::{
+    DMatrix, DVector, Matrix3, Matrix6, SMatrix, SVector, UnitQuaternion, Vector3, Vector6,
+};
 
 /// Largest super-node: 6 body unknowns + 6 multipliers.
 const MAX_NODE: usize = 12;
@@ -224,6 +226,8 @@ pub struct BlockTree {
 struct NodeFactor {
     block: bool,
     coupled: bool,
+    /// The coupling blocks fill only their rotational 3×3 parts (PD torques).
+    rot_only: bool,
     p: Matrix6<f64>,
     x: Matrix6<f64>,
     y: Matrix6<f64>,
@@ -237,6 +241,7 @@ impl Default for NodeFactor {
         NodeFactor {
             block: false,
             coupled: false,
+            rot_only: false,
             p: Matrix6::zeros(),
             x: Matrix6::zeros(),
             y: Matrix6::zeros(),
@@ -405,6 +410,40 @@ fn node_solve_block<const C: usize>(
     lam.fixed_rows_mut::<C>(0).copy_from(&yl);
 }
 
+/// Forward step of a block-path node `i` with `C` rows (see [`BlockTree::eliminate`]):
+/// (u, λ) ← D̂⁻¹(u, λ) in place, then the parent's momentum rows lose C (u, λ), with
+/// C = [A_{p,i}, −J_parentᵀ]. A PD coupling touches only the rotational 3×3 blocks, and
+/// is multiplied as such.
+#[inline]
+fn eliminate_block<const C: usize>(
+    node: &NodeFactor,
+    jp: &Matrix6<f64>,
+    apc: &Matrix6<f64>,
+    parent: Option<usize>,
+    i: usize,
+    x: &mut KktVector,
+) {
+    let mut u = x.body[i];
+    let lam = &mut x.rows[i];
+    node_solve_block::<C>(node, &mut u, lam);
+    for k in C..6 {
+        lam[k] = 0.0;
+    }
+    x.body[i] = u;
+    let Some(p) = parent else {
+        return;
+    };
+    let mut cy = parent_rows_transpose::<C>(jp, &x.rows[i]);
+    if node.rot_only {
+        let w: Vector3<f64> = apc.fixed_view::<3, 3>(3, 3) * u.fixed_rows::<3>(3);
+        let mut tail = cy.fixed_rows_mut::<3>(3);
+        tail += w;
+    } else if node.coupled {
+        cy += apc * u;
+    }
+    x.body[p] -= cy;
+}
+
 /// `−J_parentᵀ λ` of a node with `C` rows: the multipliers' push on the parent's body.
 #[inline]
 fn parent_rows_transpose<const C: usize>(jp: &Matrix6<f64>, lam: &Vector6<f64>) -> Vector6<f64> {
@@ -452,7 +491,7 @@ fn factor_block<const C: usize>(
     };
     node.p = p;
     // a pure-torque coupling (PD control) fills only the rotational 3×3 blocks
-    let rot_only = coupled && rotational_only(a_cp) && rotational_only(a_pc);
+    let rot_only = node.rot_only;
     let p_bu = |p: &Matrix6<f64>| -> Matrix6<f64> {
         if rot_only {
             let mut m = Matrix6::zeros();
@@ -732,6 +771,7 @@ impl BlockTree {
                 parent.is_some() && (any_nonzero(bu.as_slice()) || any_nonzero(apc.as_slice()));
             let node = &mut self.nodes[i];
             node.coupled = coupled;
+            node.rot_only = coupled && rotational_only(bu) && rotational_only(apc);
             let (js, jp) = (&self.j_self[i], &self.j_parent[i]);
             let has_parent = parent.is_some();
             let cw = with_rows!(
@@ -854,6 +894,13 @@ impl BlockTree {
     /// Forward step at node i: y_i = D̂_i⁻¹ r̂_i, then r̂_p −= C_i y_i.
     fn eliminate(&self, i: usize, x: &mut KktVector) {
         let c = self.rows[i];
+        let node = &self.nodes[i];
+        if node.block {
+            let parent = self.parent[i];
+            let (jp, apc) = (&self.j_parent[i], &self.a_pc[i]);
+            with_rows!(c, eliminate_block(node, jp, apc, parent, i, x));
+            return;
+        }
         let mut u = x.body[i];
         let mut lam = x.rows[i];
         for k in c..6 {
@@ -864,7 +911,7 @@ impl BlockTree {
         x.rows[i] = lam;
         if let Some(p) = self.parent[i] {
             let mut cy = with_rows!(c, parent_rows_transpose(&self.j_parent[i], &lam));
-            if self.nodes[i].coupled {
+            if node.coupled {
                 cy += self.a_pc[i] * u;
             }
             x.body[p] -= cy;
@@ -947,44 +994,61 @@ impl BlockTree {
 
     /// out = [A −Jᵀ; J 0] x, with the blocks as given (not the factor). O(n).
     pub fn apply(&self, x: &KktVector, out: &mut KktVector) {
-        let n = self.len();
-        for i in 0..n {
-            out.body[i] = self.diag[i] * x.body[i];
-            out.rows[i].fill(0.0);
-        }
-        for i in 0..n {
+        self.momentum_rows(&x.body, &mut out.body);
+        self.constraint_rows(&x.body, &mut out.rows);
+        for i in 0..self.len() {
             let c = self.rows[i];
             let lam = x.rows[i];
             for r in 0..6 {
-                let mut s = 0.0;
                 for k in 0..c {
-                    s += self.j_self[i][(k, r)] * lam[k];
+                    out.body[i][r] -= self.j_self[i][(k, r)] * lam[k];
                 }
-                out.body[i][r] -= s;
             }
+            if let Some(p) = self.parent[i] {
+                for r in 0..6 {
+                    for k in 0..c {
+                        out.body[p][r] -= self.j_parent[i][(k, r)] * lam[k];
+                    }
+                }
+            }
+        }
+    }
+
+    /// out = A u: the momentum rows of [`apply`](Self::apply) for multipliers λ = 0
+    /// (per body; N·s from m/s and rad/s). Half the work of `apply` where λ is known to be
+    /// zero (the feedforward's F(u*) − F(u₀)).
+    pub fn momentum_rows(&self, u: &[Vector6<f64>], out: &mut [Vector6<f64>]) {
+        for i in 0..self.len() {
+            out[i] = self.diag[i] * u[i];
+        }
+        for i in 0..self.len() {
+            if let Some(p) = self.parent[i] {
+                out[i] += self.a_cp[i] * u[p];
+                out[p] += self.a_pc[i] * u[i];
+            }
+        }
+    }
+
+    /// out = J u: each node's constraint rows applied to the velocities (entries beyond
+    /// [`rows`](Self::rows) are zero; m/s or rad/s).
+    pub fn constraint_rows(&self, u: &[Vector6<f64>], out: &mut [Vector6<f64>]) {
+        for i in 0..self.len() {
+            let c = self.rows[i];
+            out[i].fill(0.0);
             for k in 0..c {
                 let mut s = 0.0;
                 for r in 0..6 {
-                    s += self.j_self[i][(k, r)] * x.body[i][r];
+                    s += self.j_self[i][(k, r)] * u[i][r];
                 }
-                out.rows[i][k] = s;
+                out[i][k] = s;
             }
             if let Some(p) = self.parent[i] {
-                out.body[i] += self.a_cp[i] * x.body[p];
-                out.body[p] += self.a_pc[i] * x.body[i];
-                for r in 0..6 {
-                    let mut s = 0.0;
-                    for k in 0..c {
-                        s += self.j_parent[i][(k, r)] * lam[k];
-                    }
-                    out.body[p][r] -= s;
-                }
                 for k in 0..c {
                     let mut s = 0.0;
                     for r in 0..6 {
-                        s += self.j_parent[i][(k, r)] * x.body[p][r];
+                        s += self.j_parent[i][(k, r)] * u[p][r];
                     }
-                    out.rows[i][k] += s;
+                    out[i][k] += s;
                 }
             }
         }

@@ -263,6 +263,13 @@ pub struct Stepper {
     /// The root spring's implicit gain of the last prepared step (h D + h² K: linear,
     /// angular), zero without a spring.
     spring_gain: (f64, f64),
+    /// The last solve left its chord iterations for later
+    /// ([`solve_deferring_iterations`](Stepper::solve_deferring_iterations)).
+    deferred: bool,
+    /// Scratch for [`converged_velocities`](Stepper::converged_velocities): the solution
+    /// and chord offsets it restores.
+    side_sol: KktVector,
+    side_offset: Vec<Vector3<f64>>,
 }
 
 fn top(v: &Vector6<f64>) -> Vector3<f64> {
@@ -349,6 +356,9 @@ impl Stepper {
             next: vec![BodyState::default(); n],
             report: StepReport::default(),
             t: 0.0,
+            deferred: false,
+            side_sol: KktVector::zeros(n),
+            side_offset: vec![Vector3::zeros(); n],
         })
     }
 
@@ -629,6 +639,69 @@ impl Stepper {
     /// solve, and iterate the momentum-form rotational rows; for
     /// [`Drift::ImprovedImplicit`] both stages.
     pub fn solve(&mut self, model: &Model, state: &State, root: &Root) -> Result<(), StepError> {
+        self.solve_with(model, state, root, true)
+    }
+
+    /// [`solve`](Self::solve) without the chord iterations on the rotational rows, when a
+    /// re-solve follows ([`resolve_with_external`](Self::resolve_with_external), whose
+    /// iterations converge the rows with everything in them): the iterations of this
+    /// first solve would only be undone by the change the re-solve brings. The
+    /// velocities are then those of the linearised step until [`converge`](Self::converge),
+    /// a re-solve or [`finish`](Self::finish) runs the iterations;
+    /// [`converged_velocities`](Self::converged_velocities) gives the converged ones
+    /// without disturbing the deferred solve. The improved implicit scheme iterates as
+    /// usual (its second stage needs the first converged).
+    pub fn solve_deferring_iterations(
+        &mut self,
+        model: &Model,
+        state: &State,
+        root: &Root,
+    ) -> Result<(), StepError> {
+        let improved = self.opts.drift == Drift::ImprovedImplicit;
+        self.solve_with(model, state, root, improved)
+    }
+
+    /// Run the chord iterations a [`solve_deferring_iterations`](Self::solve_deferring_iterations)
+    /// left (a no-op otherwise).
+    pub fn converge(&mut self) -> Result<(), StepError> {
+        if !self.deferred {
+            return Ok(());
+        }
+        self.deferred = false;
+        self.report.gyroscopic_iterations += self.iterate_gyroscopic(self.opts.h)?;
+        self.u_new.copy_from_slice(&self.sol.body);
+        self.u_pos.copy_from_slice(&self.sol.body);
+        Ok(())
+    }
+
+    /// The velocities the last solve converges to (per body v, ω; m/s, rad/s), into
+    /// `out`: with deferred iterations they are run on a copy, and the deferred solve is
+    /// left as it was, so what follows takes the same path as without this call.
+    pub fn converged_velocities(&mut self, out: &mut Vec<Vector6<f64>>) -> Result<(), StepError> {
+        out.clear();
+        if !self.deferred {
+            out.extend_from_slice(&self.sol.body);
+            return Ok(());
+        }
+        self.side_sol.body.copy_from_slice(&self.sol.body);
+        self.side_sol.rows.copy_from_slice(&self.sol.rows);
+        self.side_offset.copy_from_slice(&self.gyro_offset);
+        let result = self.iterate_gyroscopic(self.opts.h);
+        out.extend_from_slice(&self.sol.body);
+        self.sol.body.copy_from_slice(&self.side_sol.body);
+        self.sol.rows.copy_from_slice(&self.side_sol.rows);
+        self.gyro_offset.copy_from_slice(&self.side_offset);
+        result.map(|_| ())
+    }
+
+    fn solve_with(
+        &mut self,
+        model: &Model,
+        state: &State,
+        root: &Root,
+        iterate: bool,
+    ) -> Result<(), StepError> {
+        self.deferred = false;
         let h = self.opts.h;
         let t = self.t;
         let improved = self.opts.drift == Drift::ImprovedImplicit;
@@ -727,7 +800,11 @@ impl Stepper {
         self.kkt
             .solve(&mut self.sol)
             .map_err(|e| StepError::Singular { t, source: e })?;
-        self.report.gyroscopic_iterations += self.iterate_gyroscopic(he)?;
+        if iterate {
+            self.report.gyroscopic_iterations += self.iterate_gyroscopic(he)?;
+        } else {
+            self.deferred = true;
+        }
 
         if !improved {
             self.u_new.copy_from_slice(&self.sol.body);
@@ -965,6 +1042,7 @@ impl Stepper {
             self.sol.rows[b] += self.res.rows[b];
         }
         let max = self.opts.gyroscopic_iterations;
+        self.deferred = false;
         self.report.gyroscopic_iterations += 1 + self.iterate_gyroscopic_at_most(h, max)?;
         self.u_new.copy_from_slice(&self.sol.body);
         self.u_pos.copy_from_slice(&self.sol.body);
@@ -1028,6 +1106,7 @@ impl Stepper {
         state: &mut State,
         root: &Root,
     ) -> Result<StepReport, StepError> {
+        self.converge()?;
         let h = self.opts.h;
         let t = self.t;
         let n = model.bodies.len();

@@ -122,6 +122,7 @@ impl Simulation<'_> {
         let mut wrenches = vec![(Vector3::zeros(), Vector3::zeros()); n];
         let mut landing: f64 = 0.0;
         let mut worst_at = 0.0;
+        let mut u0 = Vec::with_capacity(n);
         let mut split = FloorSplit::new(model, self.floor_height(), h);
         let spring = matches!(self.opts.root, RootMode::Spring(_));
         let mut support_all = Vec::with_capacity(if spring { steps } else { 0 });
@@ -166,7 +167,7 @@ impl Simulation<'_> {
                 x.body[b] = Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z);
                 x.rows[b] = Vector6::zeros();
             }
-            proj.apply(&x, &mut y); // y.rows = J û
+            proj.constraint_rows(&x.body, &mut y.rows); // J û
             let u_hat = x.body.clone();
             for b in 0..n {
                 x.body[b] = Vector6::zeros();
@@ -190,13 +191,18 @@ impl Simulation<'_> {
             // u₀: the step with ψ = 0, solved but not finished: ψ is then added by
             // re-solving with its factorisation, exactly as `step` does.
             self.solve_without_feedforward(&root, None, None, t)?;
+            // u₀ converged on the side: the step itself goes on from the linearised solve
+            // (its re-solve with ψ runs the iterations), as `step` does
+            self.stepper
+                .converged_velocities(&mut u0)
+                .map_err(|e| step_error(self.character, e, t))?;
             // F(u*) − F(u₀), F(u) = A u − G ω + N(ω) (rotational rows in momentum form).
-            let u0 = self.stepper.velocities();
+            let u0 = &u0;
             for (b, us) in u_star.iter().enumerate() {
                 x.body[b] = us - u0[b];
                 x.rows[b] = Vector6::zeros();
             }
-            self.stepper.kkt().apply(&x, &mut y);
+            self.stepper.kkt().momentum_rows(&x.body, &mut y.body);
             for (b, w) in wrenches.iter_mut().enumerate() {
                 let s = &start.bodies[b];
                 let iw = s.world_inertia(&model.bodies[b].inertia);

@@ -415,8 +415,9 @@ impl<'c> Simulation<'c> {
                 Some(&self.external),
             )
             .map_err(|e| step_error(self.character, e, t))?;
+        // the re-solve with ψ (or `add_feedforward`'s `converge`) runs the iterations
         self.stepper
-            .solve(model, &self.state, root)
+            .solve_deferring_iterations(model, &self.state, root)
             .map_err(|e| step_error(self.character, e, t))
     }
 
@@ -437,7 +438,11 @@ impl<'c> Simulation<'c> {
         if (psi.is_none() && root_impulse.is_none())
             || self.stepper.options().drift == Drift::ImprovedImplicit
         {
-            return Ok(()); // nothing to add, or already in the solve
+            // nothing to add, or already in the solve: the deferred iterations now
+            return self
+                .stepper
+                .converge()
+                .map_err(|e| step_error(self.character, e, t));
         }
         for e in self.feedforward_wrench.iter_mut() {
             *e = (Vector3::zeros(), Vector3::zeros());
