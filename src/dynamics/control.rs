@@ -146,7 +146,7 @@ impl Tracking {
         match joint.kind {
             JointType::Ball => {
                 // error rotation in the parent frame: desired · current⁻¹
-                let e = (tg.q_rel * q_rel.inverse()).scaled_axis();
+                let e = super::state::rotation_vector(&(tg.q_rel * q_rel.inverse()));
                 let wd = tg.w_rel_parent - pa.q.inverse() * w_rel_world;
                 let g = Vector3::new(
                     k[0] * (e.x + d * wd.x),
