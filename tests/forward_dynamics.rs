@@ -484,3 +484,81 @@ fn re_solving_with_extra_wrenches_equals_a_step_that_had_them_from_the_start() {
         Err(StepError::BadInput(_))
     ));
 }
+
+#[test]
+fn deferred_chord_iterations_reach_the_same_step() {
+    // A first solve that leaves its gyroscopic iterations to the re-solve (as the
+    // simulation's ψ = 0 solve does) converges as well as the fully iterated one, and the
+    // side estimate of the converged u₀ is the iterated solve's own, to the bit.
+    let mut rng = Rng(11);
+    for trial in 0..6 {
+        let model = random_model(&mut rng, 4 + 3 * trial);
+        let motion = random_motion(&mut rng, &model);
+        let (root, joints) = motion_at(&model, &motion, 0.3);
+        let mut kin = vec![BodyKinematics::default(); model.bodies.len()];
+        forward_kinematics(&model, &root, &joints, &mut kin);
+        let s0 = State::from_kinematics(&kin, 0.0);
+        let torques = SpringDamper::new(&model, 50.0, 2.0);
+        let wrench: Vec<(Vector3<f64>, Vector3<f64>)> = (0..model.bodies.len())
+            .map(|_| (rng.vec3(5.0), rng.vec3(5.0)))
+            .collect();
+        let opts = StepOptions {
+            h: 1.0 / 240.0,
+            ..Default::default()
+        };
+        // the rows converged to round-off, to measure both against
+        let exact = StepOptions {
+            gyroscopic_iterations: 12,
+            gyroscopic_tolerance: 0.0,
+            ..opts
+        };
+        let run = |opts: StepOptions, defer: bool, resolve: bool| {
+            let mut s = s0.clone();
+            let mut stepper = Stepper::new(&model, opts).unwrap();
+            stepper
+                .prepare(&model, &s, &Root::Free, &torques, None)
+                .unwrap();
+            let mut u0 = Vec::new();
+            if defer {
+                stepper
+                    .solve_deferring_iterations(&model, &s, &Root::Free)
+                    .unwrap();
+                let linear = stepper.velocities().to_vec();
+                stepper.converged_velocities(&mut u0).unwrap();
+                // the side iterations leave the deferred solve as it was
+                assert_eq!(stepper.velocities(), &linear[..]);
+            } else {
+                stepper.solve(&model, &s, &Root::Free).unwrap();
+                u0 = stepper.velocities().to_vec();
+            }
+            if resolve {
+                stepper.resolve_with_external(&wrench).unwrap();
+            }
+            stepper.finish(&model, &mut s, &Root::Free).unwrap();
+            (u0, s)
+        };
+        let error = |a: &State, b: &State| {
+            let mut e: f64 = 0.0;
+            for (a, b) in a.bodies.iter().zip(&b.bodies) {
+                e = e.max((a.twist() - b.twist()).amax());
+            }
+            e
+        };
+        for resolve in [false, true] {
+            let (_, reference) = run(exact, false, resolve);
+            let (u0_full, full) = run(opts, false, resolve);
+            let (u0_side, deferred) = run(opts, true, resolve);
+            assert_eq!(u0_full, u0_side, "trial {trial}: side u₀");
+            let scale = reference
+                .bodies
+                .iter()
+                .fold(0.0f64, |m, b| m.max(b.twist().amax()));
+            let (e_full, e_deferred) = (error(&full, &reference), error(&deferred, &reference));
+            assert!(
+                e_deferred <= 1e-12 * scale + 2.0 * e_full,
+                "trial {trial} (re-solve {resolve}): deferred off by {e_deferred:e}, \
+                 iterated by {e_full:e} (|u| {scale:e})"
+            );
+        }
+    }
+}

@@ -1041,7 +1041,8 @@ impl Stepper {
             self.sol.body[b] += self.res.body[b];
             self.sol.rows[b] += self.res.rows[b];
         }
-        let max = self.opts.gyroscopic_iterations;
+        // a deferred first solve hands its own iterations on to this one
+        let max = self.opts.gyroscopic_iterations * if self.deferred { 2 } else { 1 };
         self.deferred = false;
         self.report.gyroscopic_iterations += 1 + self.iterate_gyroscopic_at_most(h, max)?;
         self.u_new.copy_from_slice(&self.sol.body);
