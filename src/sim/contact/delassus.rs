@@ -6,25 +6,27 @@ use super::rows::{FLOOR_COMPLIANCE, Owner, RowFrame, RowWrenches};
 use super::{ContactError, ContactWorkspace};
 use crate::dynamics::step::Stepper;
 use crate::sim::balls::Touched;
-use nalgebra::{DMatrix, Vector3, Vector6};
+use nalgebra::{DMatrix, Matrix6, Vector3, Vector6};
 
-/// The character's velocity response to a unit wrench on body `b` along each of the 6
-/// axes (force x, y, z, torque x, y, z about its COM), solved with the step's
-/// factorisation once per body and step: eliminated on `b`'s way to the root alone,
-/// substituted on the bodies of `ws.path` (elsewhere the entries are meaningless).
-pub(super) fn body_responses<'w>(
+/// The contacted bodies' velocity responses to unit wrenches on each of them, solved with
+/// the step's factorisation (eliminated on the pushed body's way to the root alone,
+/// substituted on the bodies of `ws.path`), into `ws.responses`: block `(s, c)`, at
+/// `s · m + c` for `m` contacted bodies, holds in its column `axis` the twist of the
+/// `c`-th contacted body under a unit wrench along `axis` (force x, y, z, torque x, y, z
+/// about its COM) on the `s`-th. Only these blocks are kept: a Delassus entry reads the
+/// response at contacted bodies alone.
+pub(super) fn contacted_responses(
     stepper: &Stepper,
-    ws: &'w mut ContactWorkspace,
-    b: usize,
+    ws: &mut ContactWorkspace,
+    contacted: &[usize],
     n: usize,
     t: f64,
-) -> Result<&'w [Vec<Vector6<f64>>], ContactError> {
-    if ws.responses.len() != n {
-        ws.responses = vec![None; n];
-    }
-    if ws.responses[b].is_none() {
-        let rhs = super::rhs_buffer(&mut ws.rhs, n);
-        let mut out = Vec::with_capacity(6);
+) -> Result<(), ContactError> {
+    let m = contacted.len();
+    ws.responses.clear();
+    ws.responses.resize(m * m, Matrix6::zeros());
+    let rhs = super::rhs_buffer(&mut ws.rhs, n);
+    for (s, &b) in contacted.iter().enumerate() {
         for axis in 0..6 {
             for &i in &ws.path {
                 rhs.body[i] = Vector6::zeros();
@@ -38,11 +40,12 @@ pub(super) fn body_responses<'w>(
                     t,
                     message: e.to_string(),
                 })?;
-            out.push(rhs.body.clone());
+            for (c, &body) in contacted.iter().enumerate() {
+                ws.responses[s * m + c].set_column(axis, &rhs.body[body]);
+            }
         }
-        ws.responses[b] = Some(out);
     }
-    Ok(ws.responses[b].as_deref().unwrap_or(&[]))
+    Ok(())
 }
 
 /// A step's Delassus matrix and what it was built from: each row's unit wrenches on the
@@ -90,14 +93,12 @@ pub(super) fn delassus_matrix(
     stepper
         .kkt()
         .path_to_root(contacted.iter().copied(), &mut ws.path);
-    for x in ws.responses.iter_mut() {
-        *x = None;
-    }
+    contacted_responses(stepper, ws, &contacted, n, t)?;
+    let m = contacted.len();
+    let slot = |b: usize| contacted.binary_search(&b).unwrap_or(0);
     let mut row_wrenches: Vec<RowWrenches> = Vec::with_capacity(nr);
     let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
     let mut delassus = DMatrix::zeros(nr, nr);
-    // the character's velocity response at its contacted bodies (others unused)
-    let mut uc = vec![Vector6::zeros(); n];
     for &(c, dir) in dirs {
         let r = &rows[c];
         let mut bresp = vec![(Vector3::zeros(), Vector3::zeros()); frame.balls.len()];
@@ -131,6 +132,11 @@ pub(super) fn delassus_matrix(
         row_wrenches.push(wrenches);
         ball_resp.push(bresp);
     }
+    // Each row's wrenches with their bodies' slots among the contacted.
+    let slotted: Vec<RowWrenches> = row_wrenches
+        .iter()
+        .map(|ws| ws.map(|w| w.map(|(b, w)| (slot(b), w))))
+        .collect();
     // A row between character bodies and the ground reads the response as its wrench's
     // power: the relative velocity along dir is Σ_sides w·u (the other side's wrench
     // carries −dir).
@@ -138,30 +144,33 @@ pub(super) fn delassus_matrix(
         .iter()
         .map(|(c, _)| rows[*c].ball().is_some() || matches!(rows[*c].other, Touched::Ball(_)))
         .collect();
+    // the character's velocity response at its contacted bodies: by slot, and by body
+    // for the rows with a ball (others unused)
+    let any_ball = on_balls.iter().any(|&b| b);
+    let mut us = vec![Vector6::zeros(); m];
+    let mut uc = vec![Vector6::zeros(); n];
     for k in 0..nr {
-        for &b in &contacted {
-            uc[b] = Vector6::zeros();
-        }
-        for (b, w) in row_wrenches[k].iter().flatten() {
-            let resp = body_responses(stepper, ws, *b, n, t)?;
-            for (axis, ru) in resp.iter().enumerate() {
-                if w[axis] == 0.0 {
-                    continue;
-                }
-                for &c in &contacted {
-                    uc[c] += ru[c] * w[axis];
-                }
+        us.iter_mut().for_each(|u| *u = Vector6::zeros());
+        for &(s, w) in slotted[k].iter().flatten() {
+            for (c, u) in us.iter_mut().enumerate() {
+                *u += ws.responses[s * m + c] * w;
             }
         }
-        for row in 0..nr {
-            delassus[(row, k)] = if on_balls[row] {
+        if any_ball {
+            for (&b, u) in contacted.iter().zip(&us) {
+                uc[b] = *u;
+            }
+        }
+        let column = delassus.column_mut(k);
+        for (row, (entry, sides)) in column.into_iter().zip(&slotted).enumerate() {
+            *entry = if on_balls[row] {
                 frame.velocity(row, &uc, &ball_resp[k])
             } else {
-                row_wrenches[row]
-                    .iter()
-                    .flatten()
-                    .map(|(b, w)| w.dot(&uc[*b]))
-                    .sum()
+                match sides {
+                    [Some((s, w)), None] | [None, Some((s, w))] => w.dot(&us[*s]),
+                    [Some((s0, w0)), Some((s1, w1))] => w0.dot(&us[*s0]) + w1.dot(&us[*s1]),
+                    [None, None] => 0.0,
+                }
             };
         }
     }

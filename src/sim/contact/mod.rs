@@ -25,7 +25,7 @@ use crate::dynamics::step::Stepper;
 use crate::sim::balls::{Ball, Touched};
 use crate::skeleton::Model;
 use detect::detect_ball_rows;
-use nalgebra::{Vector3, Vector6};
+use nalgebra::{Matrix6, Vector3};
 use rows::{ContactRow, Owner, floor_bias};
 use solve::solve_and_apply;
 
@@ -79,9 +79,9 @@ pub enum ContactError {
 #[derive(Clone, Debug, Default)]
 pub struct ContactWorkspace {
     rhs: Option<KktVector>,
-    /// Per body: its velocity response to a unit wrench along each of the 6 axes (each
-    /// body's twist), solved once per step when needed, on `path` only.
-    responses: Vec<Option<Vec<Vec<Vector6<f64>>>>>,
+    /// The contacted bodies' responses to unit wrenches on each other, 6×6 blocks
+    /// (see [`delassus::contacted_responses`]).
+    responses: Vec<Matrix6<f64>>,
     /// The contacted bodies' ways to the root.
     path: Vec<usize>,
     /// The last contact LCP's rows and active set, tried first in the next step.
