@@ -228,6 +228,9 @@ struct NodeFactor {
     coupled: bool,
     /// The coupling blocks fill only their rotational 3×3 parts (PD torques).
     rot_only: bool,
+    /// Symmetric positive definite node held as Cholesky factors (see
+    /// [`factor_block_spd`]): `p` holds L, `x` holds Z, `sinv` holds L_S.
+    sym: bool,
     p: Matrix6<f64>,
     x: Matrix6<f64>,
     y: Matrix6<f64>,
@@ -242,6 +245,7 @@ impl Default for NodeFactor {
             block: false,
             coupled: false,
             rot_only: false,
+            sym: false,
             p: Matrix6::zeros(),
             x: Matrix6::zeros(),
             y: Matrix6::zeros(),
@@ -317,62 +321,73 @@ fn invert<const N: usize>(m: &SMatrix<f64, N, N>, rel_tol: f64) -> Option<SMatri
     Some(SMatrix::from_fn(|r, c| a[c][r]))
 }
 
-/// Inverse of a symmetric positive definite matrix through its Cholesky factor
-/// (A = L Lᵀ, A⁻¹ = L⁻ᵀ L⁻¹), reading only A's lower triangle: about N³/2 multiply-adds
-/// against Gauss–Jordan's N³, no pivot search, and an exactly symmetric result. `None` if
-/// a squared pivot is ≤ `rel_tol` × the largest diagonal entry (not positive definite to
-/// working precision).
+/// Lower Cholesky factor L of a symmetric positive definite matrix (A = L Lᵀ), reading
+/// only A's lower triangle; `None` if a squared pivot is ≤ `rel_tol` × the largest
+/// diagonal entry (not positive definite to working precision). The strict upper
+/// triangle of the result is zero.
 #[inline]
-fn invert_spd<const N: usize>(m: &SMatrix<f64, N, N>, rel_tol: f64) -> Option<SMatrix<f64, N, N>> {
+fn cholesky<const N: usize>(m: &SMatrix<f64, N, N>, rel_tol: f64) -> Option<SMatrix<f64, N, N>> {
     let scale = (0..N).fold(0.0f64, |s, i| s.max(m[(i, i)].abs()));
     let tol = rel_tol * scale;
-    // L, lower triangular, by rows
-    let mut l = [[0.0f64; N]; N];
+    let mut l = SMatrix::<f64, N, N>::zeros();
     for j in 0..N {
         let mut d = m[(j, j)];
         for k in 0..j {
-            d -= l[j][k] * l[j][k];
+            d -= l[(j, k)] * l[(j, k)];
         }
         if !(d > tol && d.is_finite()) {
             return None;
         }
         let ljj = d.sqrt();
-        l[j][j] = ljj;
+        l[(j, j)] = ljj;
         let inv = 1.0 / ljj;
         for i in j + 1..N {
             let mut v = m[(i, j)];
             for k in 0..j {
-                v -= l[i][k] * l[j][k];
+                v -= l[(i, k)] * l[(j, k)];
             }
-            l[i][j] = v * inv;
+            l[(i, j)] = v * inv;
         }
     }
-    // W = L⁻¹, lower triangular
-    let mut w = [[0.0f64; N]; N];
-    for i in 0..N {
-        let wii = 1.0 / l[i][i];
-        w[i][i] = wii;
-        for j in 0..i {
-            let mut v = 0.0;
-            for k in j..i {
-                v += l[i][k] * w[k][j];
+    Some(l)
+}
+
+/// L⁻¹ B for lower triangular L (forward substitution, column by column).
+#[inline]
+fn lower_solve<const N: usize, const M: usize>(
+    l: &SMatrix<f64, N, N>,
+    b: &SMatrix<f64, N, M>,
+) -> SMatrix<f64, N, M> {
+    let mut x = *b;
+    for c in 0..M {
+        for i in 0..N {
+            let mut v = x[(i, c)];
+            for k in 0..i {
+                v -= l[(i, k)] * x[(k, c)];
             }
-            w[i][j] = -v * wii;
+            x[(i, c)] = v / l[(i, i)];
         }
     }
-    // A⁻¹ = Wᵀ W: entry (i, j), i ≥ j, is Σ_{k ≥ i} w[k][i] w[k][j]
-    let mut out = SMatrix::<f64, N, N>::zeros();
-    for i in 0..N {
-        for j in 0..=i {
-            let mut v = 0.0;
-            for row in &w[i..] {
-                v += row[i] * row[j];
+    x
+}
+
+/// L⁻ᵀ B for lower triangular L (back substitution with Lᵀ, column by column).
+#[inline]
+fn lower_transpose_solve<const N: usize, const M: usize>(
+    l: &SMatrix<f64, N, N>,
+    b: &SMatrix<f64, N, M>,
+) -> SMatrix<f64, N, M> {
+    let mut x = *b;
+    for c in 0..M {
+        for i in (0..N).rev() {
+            let mut v = x[(i, c)];
+            for k in i + 1..N {
+                v -= l[(k, i)] * x[(k, c)];
             }
-            out[(i, j)] = v;
-            out[(j, i)] = v;
+            x[(i, c)] = v / l[(i, i)];
         }
     }
-    Some(out)
+    x
 }
 
 /// `$f::<C>(args…)` with the node's row count `$c` (0..=6) as the constant C: the
@@ -425,7 +440,11 @@ fn eliminate_block<const C: usize>(
 ) {
     let mut u = x.body[i];
     let lam = &mut x.rows[i];
-    node_solve_block::<C>(node, &mut u, lam);
+    if node.sym {
+        node_solve_spd::<C>(node, &mut u, lam);
+    } else {
+        node_solve_block::<C>(node, &mut u, lam);
+    }
     for k in C..6 {
         lam[k] = 0.0;
     }
@@ -466,6 +485,80 @@ fn substitute_rows<const C: usize>(
     }
 }
 
+/// Factor of a symmetric positive definite node with `C` rows and no coupling blocks (a
+/// mass-metric projection `[M −Jᵀ; J 0]`), kept as Cholesky factors instead of inverses:
+/// Â = L Lᵀ, Z = L⁻¹Gᵀ, S = G Â⁻¹ Gᵀ = ZᵀZ = L_S L_Sᵀ. The parent update is
+/// C D̂⁻¹ B = −B_λᵀ S⁻¹ B_λ = −KᵀK with K = L_S⁻¹ B_λ; no W = D̂⁻¹B is stored (the back
+/// step solves with the factors, [`substitute_spd`]). About a third of the work of
+/// inverting Â and S, for the few solves a projection needs. `None` if Â or S is not
+/// positive definite to working precision.
+#[inline]
+fn factor_block_spd<const C: usize>(
+    ahat: &Matrix6<f64>,
+    j_self: &Matrix6<f64>,
+    j_parent: &Matrix6<f64>,
+    has_parent: bool,
+    node: &mut NodeFactor,
+) -> Option<Matrix6<f64>> {
+    let l = cholesky::<6>(ahat, BLOCK_PIVOT_TOLERANCE)?;
+    node.p = l;
+    if C == 0 {
+        return Some(Matrix6::zeros());
+    }
+    let gt: SMatrix<f64, 6, C> = j_self.fixed_rows::<C>(0).transpose();
+    let z = lower_solve::<6, C>(&l, &gt);
+    let ls = cholesky::<C>(&(z.transpose() * z), BLOCK_PIVOT_TOLERANCE)?;
+    node.x.fixed_columns_mut::<C>(0).copy_from(&z);
+    node.sinv.fixed_view_mut::<C, C>(0, 0).copy_from(&ls);
+    if !has_parent {
+        return Some(Matrix6::zeros());
+    }
+    let bl: SMatrix<f64, C, 6> = j_parent.fixed_rows::<C>(0).into_owned();
+    let k = lower_solve::<C, 6>(&ls, &bl);
+    Some(-(k.transpose() * k))
+}
+
+/// Node solve with [`factor_block_spd`]'s factors: (u, λ) ← D̂⁻¹(u, λ), from
+/// y = Â⁻¹u, λ = S⁻¹(λ − G y), u = y + Â⁻¹Gᵀλ (Â⁻¹Gᵀ = L⁻ᵀZ).
+#[inline]
+fn node_solve_spd<const C: usize>(node: &NodeFactor, u: &mut Vector6<f64>, lam: &mut Vector6<f64>) {
+    let l = &node.p;
+    let w = lower_solve::<6, 1>(l, u);
+    if C == 0 {
+        *u = lower_transpose_solve::<6, 1>(l, &w);
+        return;
+    }
+    let z = node.x.fixed_columns::<C>(0);
+    let ls: SMatrix<f64, C, C> = node.sinv.fixed_view::<C, C>(0, 0).into_owned();
+    // G y = Zᵀ L⁻¹ u = Zᵀ w
+    let r: SVector<f64, C> = lam.fixed_rows::<C>(0) - z.transpose() * w;
+    let yl = lower_transpose_solve::<C, 1>(&ls, &lower_solve::<C, 1>(&ls, &r));
+    *u = lower_transpose_solve::<6, 1>(l, &(w + z * yl));
+    lam.fixed_rows_mut::<C>(0).copy_from(&yl);
+}
+
+/// Back step of a [`factor_block_spd`] node: W u_p = D̂⁻¹(0, B_λ u_p), i.e.
+/// λ' = S⁻¹ B_λ u_p and u' = L⁻ᵀ Z λ'; then u −= u', λ −= λ'.
+#[inline]
+fn substitute_spd<const C: usize>(
+    node: &NodeFactor,
+    jp: &Matrix6<f64>,
+    up: &Vector6<f64>,
+    u: &mut Vector6<f64>,
+    lam: &mut Vector6<f64>,
+) {
+    if C == 0 {
+        return;
+    }
+    let ls: SMatrix<f64, C, C> = node.sinv.fixed_view::<C, C>(0, 0).into_owned();
+    let b: SVector<f64, C> = jp.fixed_rows::<C>(0) * up;
+    let dl = lower_transpose_solve::<C, 1>(&ls, &lower_solve::<C, 1>(&ls, &b));
+    let du = lower_transpose_solve::<6, 1>(&node.p, &(node.x.fixed_columns::<C>(0) * dl));
+    *u -= du;
+    let mut l = lam.fixed_rows_mut::<C>(0);
+    l -= dl;
+}
+
 /// Block-path factor of a node with `C` rows (see [`NodeFactor`]): fills `node` and
 /// returns the parent update C D̂⁻¹ B, or `None` if Â or S has no usable pivot.
 #[allow(clippy::too_many_arguments)]
@@ -478,17 +571,9 @@ fn factor_block<const C: usize>(
     a_pc: &Matrix6<f64>,
     has_parent: bool,
     coupled: bool,
-    spd: bool,
     node: &mut NodeFactor,
 ) -> Option<Matrix6<f64>> {
-    // symmetric positive definite (a mass-metric projection, no coupling blocks): Â, S
-    // by Cholesky and Y = G P = Xᵀ
-    let spd = spd && !coupled;
-    let p = if spd {
-        invert_spd::<6>(ahat, BLOCK_PIVOT_TOLERANCE)?
-    } else {
-        invert::<6>(ahat, BLOCK_PIVOT_TOLERANCE)?
-    };
+    let p = invert::<6>(ahat, BLOCK_PIVOT_TOLERANCE)?;
     node.p = p;
     // a pure-torque coupling (PD control) fills only the rotational 3×3 blocks
     let rot_only = node.rot_only;
@@ -527,14 +612,8 @@ fn factor_block<const C: usize>(
     // only the node's C rows (columns of X) are stored and ever read: no zero padding
     let g: SMatrix<f64, C, 6> = j_self.fixed_rows::<C>(0).into_owned();
     let x: SMatrix<f64, 6, C> = p * g.transpose();
-    let (sinv, y): (SMatrix<f64, C, C>, SMatrix<f64, C, 6>) = if spd {
-        (
-            invert_spd::<C>(&(g * x), BLOCK_PIVOT_TOLERANCE)?,
-            x.transpose(),
-        )
-    } else {
-        (invert::<C>(&(g * x), BLOCK_PIVOT_TOLERANCE)?, g * p)
-    };
+    let (sinv, y): (SMatrix<f64, C, C>, SMatrix<f64, C, 6>) =
+        (invert::<C>(&(g * x), BLOCK_PIVOT_TOLERANCE)?, g * p);
     node.x.fixed_columns_mut::<C>(0).copy_from(&x);
     node.y.fixed_rows_mut::<C>(0).copy_from(&y);
     node.sinv.fixed_view_mut::<C, C>(0, 0).copy_from(&sinv);
@@ -774,10 +853,20 @@ impl BlockTree {
             node.rot_only = coupled && rotational_only(bu) && rotational_only(apc);
             let (js, jp) = (&self.j_self[i], &self.j_parent[i]);
             let has_parent = parent.is_some();
-            let cw = with_rows!(
-                c,
-                factor_block(&ahat, js, jp, bu, apc, has_parent, coupled, spd, node)
-            );
+            // symmetric positive definite (a mass-metric projection, no coupling blocks):
+            // Cholesky factors; else (or if that fails) inverses
+            node.sym = false;
+            let mut cw = None;
+            if spd && !coupled {
+                cw = with_rows!(c, factor_block_spd(&ahat, js, jp, has_parent, node));
+                node.sym = cw.is_some();
+            }
+            if cw.is_none() {
+                cw = with_rows!(
+                    c,
+                    factor_block(&ahat, js, jp, bu, apc, has_parent, coupled, node)
+                );
+            }
             node.block = cw.is_some();
             let cw = match cw {
                 Some(cw) => cw,
@@ -855,6 +944,10 @@ impl BlockTree {
     fn node_solve(&self, i: usize, u: &mut Vector6<f64>, lam: &mut Vector6<f64>) {
         let node = &self.nodes[i];
         let c = self.rows[i];
+        if node.sym {
+            with_rows!(c, node_solve_spd(node, u, lam));
+            return;
+        }
         if node.block {
             with_rows!(c, node_solve_block(node, u, lam));
             return;
@@ -925,6 +1018,14 @@ impl BlockTree {
         };
         let up = x.body[p];
         let node = &self.nodes[i];
+        if node.sym {
+            let jp = &self.j_parent[i];
+            with_rows!(
+                self.rows[i],
+                substitute_spd(node, jp, &up, &mut x.body[i], &mut x.rows[i])
+            );
+            return;
+        }
         with_rows!(
             self.rows[i],
             substitute_rows(node, &up, &mut x.body[i], &mut x.rows[i])
@@ -1282,25 +1383,35 @@ mod tests {
     }
 
     #[test]
-    fn spd_inverse_matches_lu_and_rejects_indefinite() {
+    fn cholesky_factor_and_triangular_solves_match_lu_and_reject_indefinite() {
         let mut seed = 11;
         for trial in 0..50 {
             let b = Matrix6::from_fn(|_, _| lcg(&mut seed));
             let m = b * b.transpose() + Matrix6::identity() * 0.1 * (1 + trial % 4) as f64;
-            let want = m.try_inverse().unwrap();
-            let got = invert_spd::<6>(&m, BLOCK_PIVOT_TOLERANCE).unwrap();
+            let l = cholesky::<6>(&m, BLOCK_PIVOT_TOLERANCE).unwrap();
+            assert_eq!(
+                l.upper_triangle() - Matrix6::from_diagonal(&l.diagonal()),
+                Matrix6::zeros()
+            );
+            assert!(
+                (l * l.transpose() - m).amax() < 1e-12 * m.amax(),
+                "trial {trial}"
+            );
+            // A⁻¹ B = L⁻ᵀ L⁻¹ B against LU
+            let rhs = SMatrix::<f64, 6, 2>::from_fn(|_, _| lcg(&mut seed));
+            let want = m.lu().solve(&rhs).unwrap();
+            let got = lower_transpose_solve::<6, 2>(&l, &lower_solve::<6, 2>(&l, &rhs));
             assert!((got - want).amax() < 1e-9 * want.amax(), "trial {trial}");
-            assert_eq!(got, got.transpose(), "exactly symmetric");
             let m2: SMatrix<f64, 2, 2> = m.fixed_view::<2, 2>(2, 2).into_owned();
-            let got2 = invert_spd::<2>(&m2, BLOCK_PIVOT_TOLERANCE).unwrap();
-            assert!((got2 * m2 - SMatrix::<f64, 2, 2>::identity()).amax() < 1e-10);
+            let l2 = cholesky::<2>(&m2, BLOCK_PIVOT_TOLERANCE).unwrap();
+            assert!((l2 * l2.transpose() - m2).amax() < 1e-12 * m2.amax());
         }
         // indefinite (a negative pivot) and singular: no Cholesky factor
         let mut m = Matrix6::identity();
         m[(3, 3)] = -1.0;
-        assert!(invert_spd::<6>(&m, BLOCK_PIVOT_TOLERANCE).is_none());
+        assert!(cholesky::<6>(&m, BLOCK_PIVOT_TOLERANCE).is_none());
         m[(3, 3)] = 0.0;
-        assert!(invert_spd::<6>(&m, BLOCK_PIVOT_TOLERANCE).is_none());
+        assert!(cholesky::<6>(&m, BLOCK_PIVOT_TOLERANCE).is_none());
     }
 
     /// A projection-shaped system: SPD block-diagonal A, random rows on a branching tree.
