@@ -107,9 +107,10 @@ OUT=$T/out-slurm
 WHOLE=$T/out-whole
 mkdir -p "$LIB"
 for f in "$ROOT"/mocap/*.bvh; do ln -s "$f" "$LIB/"; done
-# Short real clips of other skeletons (0.9-4.6 s), when ../shared is beside the repo.
+# Short real clips of other skeletons (0.9-4.6 s), when the shared clips are there
+# ($JOSTLE_MOCAP_DIR, else ../shared/mocap beside the repo).
 for n in bandai1_bow_normal_001 xia_depressed_18_000_punch cmu_walk_dme_example; do
-  f=$ROOT/../shared/mocap/$n.bvh
+  f=${JOSTLE_MOCAP_DIR:-$ROOT/../shared/mocap}/$n.bvh
   if [ -f "$f" ]; then ln -s "$(cd "$(dirname "$f")" && pwd)/$n.bvh" "$LIB/"; fi
 done
 NCLIPS=$(find "$LIB" -name '*.bvh' | wc -l)
