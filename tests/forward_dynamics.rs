@@ -411,20 +411,30 @@ fn joint_errors_vanish_on_the_manifold_and_rate_matches_the_rows() {
     }
 }
 
+/// An extra wrench per body: (force N, torque N·m), world frame.
+type Wrenches = Vec<(Vector3<f64>, Vector3<f64>)>;
+
+/// A random tree of `bodies` bodies in random motion with joint spring-dampers, and a
+/// random extra wrench per body: a step to re-solve with them.
+fn wrenched_tree(rng: &mut Rng, bodies: usize) -> (Model, State, SpringDamper, Wrenches) {
+    let model = random_model(rng, bodies);
+    let motion = random_motion(rng, &model);
+    let (root, joints) = motion_at(&model, &motion, 0.3);
+    let mut kin = vec![BodyKinematics::default(); model.bodies.len()];
+    forward_kinematics(&model, &root, &joints, &mut kin);
+    let s0 = State::from_kinematics(&kin, 0.0);
+    let torques = SpringDamper::new(&model, 50.0, 2.0);
+    let wrench = (0..model.bodies.len())
+        .map(|_| (rng.vec3(5.0), rng.vec3(5.0)))
+        .collect();
+    (model, s0, torques, wrench)
+}
+
 #[test]
 fn re_solving_with_extra_wrenches_equals_a_step_that_had_them_from_the_start() {
     let mut rng = Rng(5);
     for trial in 0..6 {
-        let model = random_model(&mut rng, 4 + 3 * trial);
-        let motion = random_motion(&mut rng, &model);
-        let (root, joints) = motion_at(&model, &motion, 0.3);
-        let mut kin = vec![BodyKinematics::default(); model.bodies.len()];
-        forward_kinematics(&model, &root, &joints, &mut kin);
-        let s0 = State::from_kinematics(&kin, 0.0);
-        let torques = SpringDamper::new(&model, 50.0, 2.0);
-        let wrench: Vec<(Vector3<f64>, Vector3<f64>)> = (0..model.bodies.len())
-            .map(|_| (rng.vec3(5.0), rng.vec3(5.0)))
-            .collect();
+        let (model, s0, torques, wrench) = wrenched_tree(&mut rng, 4 + 3 * trial);
         let opts = StepOptions {
             h: 1.0 / 240.0,
             // both converged to round-off, so they can be compared tightly
@@ -492,16 +502,7 @@ fn deferred_chord_iterations_reach_the_same_step() {
     // side estimate of the converged u₀ is the iterated solve's own, to the bit.
     let mut rng = Rng(11);
     for trial in 0..6 {
-        let model = random_model(&mut rng, 4 + 3 * trial);
-        let motion = random_motion(&mut rng, &model);
-        let (root, joints) = motion_at(&model, &motion, 0.3);
-        let mut kin = vec![BodyKinematics::default(); model.bodies.len()];
-        forward_kinematics(&model, &root, &joints, &mut kin);
-        let s0 = State::from_kinematics(&kin, 0.0);
-        let torques = SpringDamper::new(&model, 50.0, 2.0);
-        let wrench: Vec<(Vector3<f64>, Vector3<f64>)> = (0..model.bodies.len())
-            .map(|_| (rng.vec3(5.0), rng.vec3(5.0)))
-            .collect();
+        let (model, s0, torques, wrench) = wrenched_tree(&mut rng, 4 + 3 * trial);
         let opts = StepOptions {
             h: 1.0 / 240.0,
             ..Default::default()
