@@ -193,6 +193,11 @@ pub struct SimArgs {
     /// Stiffness floor per N·m/rad of the carried subtree's gravitational stiffness m·g·l.
     #[arg(long, default_value_t = Gains::default().k_g)]
     pub k_g: f64,
+    /// Standing on the floor: stiffness floor of the joints that hold the figure up (a
+    /// stance leg's ankle, knee, hip) per N·m/rad of the m·g·l they hold (an inverted
+    /// pendulum: above 1 to hold it).
+    #[arg(long, default_value_t = Gains::default().k_stance)]
+    pub k_stance: f64,
     /// Feedback damping time constant, s (k_d = this × stiffness).
     #[arg(long, default_value_t = Gains::default().damping_time)]
     pub damping_time: f64,
@@ -241,6 +246,7 @@ impl SimArgs {
             ("--k-s", self.k_s),
             ("--k-0", self.k_0),
             ("--k-g", self.k_g),
+            ("--k-stance", self.k_stance),
             ("--damping-time", self.damping_time),
             ("--beta", self.beta),
         ] {
@@ -256,6 +262,7 @@ impl SimArgs {
                 k_0: self.k_0,
                 damping_time: self.damping_time,
                 k_g: self.k_g,
+                k_stance: self.k_stance,
             },
             drift: match self.drift {
                 DriftArg::None => Drift::None,

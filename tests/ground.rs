@@ -294,3 +294,69 @@ fn a_standing_walk_hit_on_the_pelvis_or_chest_sways_and_recovers_on_planted_feet
     }
     assert!(chest.peak_deviation_deg > 3.0, "{chest:?}");
 }
+
+#[test]
+fn the_stance_gain_sets_the_floor_of_the_joints_that_hold_the_figure_up_and_no_other() {
+    // `Gains::k_stance` × the m·g·l a joint holds up is the stiffness floor of the joints
+    // from the feet to the root of a standing figure (where it exceeds their own k_g part);
+    // every other joint keeps its stiffness. Changing it by Δk moves a stance ankle's
+    // stiffness by exactly Δk × what the ankle holds, at every step.
+    let c = walk();
+    let model = &c.model;
+    let with = |k_stance: f64| {
+        let mut opts = standing();
+        opts.gains.k_stance = k_stance;
+        Simulation::new(&c, opts)
+            .expect("runs")
+            .feedforward
+            .stiffness
+    };
+    let (soft, stiff) = (with(1.5), with(3.0));
+    let mut kin0 = vec![jostle::motion::kinematics::BodyKinematics::default(); model.num_bodies()];
+    c.reference.sample(
+        model,
+        0.0,
+        &mut jostle::motion::reference::ReferenceScratch::default(),
+        &mut kin0,
+    );
+    let held = jostle::dynamics::control::supported_gravity_stiffness(model, &kin0);
+    let own = jostle::dynamics::control::gravity_stiffness(model, &kin0);
+    let offsets = model.dof_offsets();
+    let k_g = SimOptions::default().gains.k_g;
+    let (mut legs, mut upper) = (0, 0);
+    for (b, body) in model.bodies.iter().enumerate() {
+        let Some(joint) = &body.joint else { continue };
+        let role = body.role.map(|r| r.name()).unwrap_or("");
+        let leg = ["foot", "shin", "thigh"].iter().any(|p| role.contains(p));
+        let arm_or_head = ["arm", "hand", "clavicle", "neck", "head"]
+            .iter()
+            .any(|p| role.contains(p));
+        for i in 0..joint.dof() {
+            let d = offsets[b] + i;
+            let changed = soft.iter().zip(&stiff).any(|(s, t)| s[d] != t[d]);
+            assert!(!(arm_or_head && changed), "{} dof {i} changed", body.name);
+            assert!(!leg || changed, "{} dof {i} unchanged", body.name);
+            if !changed {
+                continue;
+            }
+            // where the stance gain sets the floor at both values, the difference is exact
+            assert!(1.5 * held[b] > k_g * own[b], "{}", body.name);
+            let want = 1.5 * held[b];
+            for (s, t) in soft.iter().zip(&stiff) {
+                assert!(
+                    ((t[d] - s[d]) - want).abs() <= 1e-9 * want,
+                    "{} dof {i}: {} − {} vs {want}",
+                    body.name,
+                    t[d],
+                    s[d]
+                );
+            }
+        }
+        legs += usize::from(leg);
+        upper += usize::from(arm_or_head);
+    }
+    assert!(
+        legs >= 6 && upper >= 6,
+        "legs {legs}, arms and head {upper}"
+    );
+}

@@ -31,16 +31,19 @@ pub(super) fn stiffness_schedule(
 ) -> Vec<Vec<f64>> {
     let model = &character.model;
     let table = character.inverse_dynamics(opts.step);
-    let mut grav = crate::dynamics::control::gravity_stiffness(model, kin0);
+    // per body: the gravity part of its joints' stiffness floor, N·m/rad
+    let mut grav: Vec<f64> = crate::dynamics::control::gravity_stiffness(model, kin0)
+        .iter()
+        .map(|g| opts.gains.k_g * g)
+        .collect();
     if opts.ground && matches!(opts.root, RootMode::Spring(_)) {
         // Standing, the joints from the feet up carry the rest of the figure
         // (an inverted pendulum): their feedback must be stiffer than its
-        // gravity, or the smallest push grows (a 10 g ball tipped the demo
-        // walk's feet by 57°).
+        // gravity (see `Gains::k_stance`).
         let held = crate::dynamics::control::supported_gravity_stiffness(model, kin0);
         for (b, g) in grav.iter_mut().enumerate() {
             if floor.standing[b] {
-                *g = g.max(held[b]);
+                *g = g.max(opts.gains.k_stance * held[b]);
             }
         }
     }
@@ -49,7 +52,7 @@ pub(super) fn stiffness_schedule(
     for (b, body) in model.bodies.iter().enumerate() {
         if let Some(j) = &body.joint {
             for i in 0..j.dof() {
-                floor[offsets[b] + i] += opts.gains.k_g * grav[b];
+                floor[offsets[b] + i] += grav[b];
             }
         }
     }
