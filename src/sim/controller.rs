@@ -191,6 +191,16 @@ impl Simulation<'_> {
                 continue;
             }
             let Some(s) = body.parent else { continue };
+            // stance feet only: the reference's foot low and slow (a swing foot keeps its
+            // target)
+            let floor_y = self
+                .ground
+                .as_ref()
+                .map_or(f64::NEG_INFINITY, |g| g.floor_y);
+            let (xf, vf) = (self.kin[b].x, self.kin[b].v);
+            if xf.dot(&up) - floor_y > 0.15 || vf.norm() > 0.5 {
+                continue;
+            }
             let (qs, qf) = (self.kin[s].q, self.kin[b].q);
             let jm = JointMotion {
                 q_rel: qs.inverse() * r.inverse() * qf,
