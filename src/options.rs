@@ -216,6 +216,23 @@ pub struct SimArgs {
     /// critically damped); rotation uses twice this frequency with the figure's inertia.
     #[arg(long, default_value_t = SpringTuning::default().linear_hz)]
     pub root_hz: f64,
+    /// Damping ratio of the root spring (1: critically damped).
+    #[arg(long, default_value_t = SpringTuning::default().damping_ratio)]
+    pub root_zeta: f64,
+    /// Experimental balance feedback (0: off): after a hit, the stance ankles' targets
+    /// tilt the legs by −(c_d·Δd + c_v·Δv) toward the reference COM; c_d in rad/m.
+    #[arg(long, default_value_t = 0.0)]
+    pub balance_cd: f64,
+    /// Balance feedback c_v, rad/(m/s) (see --balance-cd).
+    #[arg(long, default_value_t = 0.0)]
+    pub balance_cv: f64,
+    /// Experimental soft zone of the root spring, m (0: off): within it the spring's
+    /// frequencies are scaled by --root-soft-scale, beyond twice it they are the full ones.
+    #[arg(long, default_value_t = 0.0)]
+    pub root_soft_zone: f64,
+    /// Frequency factor of the root spring inside --root-soft-zone, in (0, 1].
+    #[arg(long, default_value_t = 1.0)]
+    pub root_soft_scale: f64,
     /// With --root spring, the character stands on the floor by default: the feet carry
     /// the weight the mocap implies (floor forces split from the root's support by the
     /// inverse dynamics), every body stays above the floor, and the root spring keeps only
@@ -283,7 +300,11 @@ impl SimArgs {
                     let tuning = SpringTuning {
                         linear_hz: self.root_hz,
                         angular_hz: 2.0 * self.root_hz,
-                        ..SpringTuning::default()
+                        damping_ratio: self.root_zeta,
+                        balance_cd: self.balance_cd,
+                        balance_cv: self.balance_cv,
+                        soft_zone_m: self.root_soft_zone,
+                        soft_scale: self.root_soft_scale,
                     };
                     tuning.validate().map_err(|e| OptionsError::Invalid {
                         option: "--root-hz",

@@ -203,3 +203,61 @@ fn a_pelvis_hit_moves_a_spring_held_root_and_it_returns() {
         "{sprung:?}"
     );
 }
+
+/// The experimental soft zone (issue #13): off by default; inside the zone the frequencies
+/// are scaled, beyond twice it they are the full ones, blended linearly in between; the
+/// damping ratio and the balance gains are kept.
+#[test]
+fn soft_zone_scales_the_frequencies_near_the_path_only() {
+    let full = SpringTuning::default();
+    assert_eq!(full.at_offset(0.0), full);
+    assert_eq!(full.at_offset(1.0), full);
+    let soft = SpringTuning {
+        soft_zone_m: 0.02,
+        soft_scale: 0.5,
+        ..SpringTuning::default()
+    };
+    assert!(soft.validate().is_ok());
+    for (offset, factor) in [
+        (0.0, 0.5),
+        (0.02, 0.5),
+        (0.03, 0.75),
+        (0.04, 1.0),
+        (0.5, 1.0),
+    ] {
+        let t = soft.at_offset(offset);
+        assert!(
+            (t.linear_hz - full.linear_hz * factor).abs() < 1e-12,
+            "{offset}"
+        );
+        assert!(
+            (t.angular_hz - full.angular_hz * factor).abs() < 1e-12,
+            "{offset}"
+        );
+        assert_eq!(t.damping_ratio, full.damping_ratio);
+    }
+    for bad in [
+        SpringTuning {
+            soft_scale: 0.0,
+            ..soft
+        },
+        SpringTuning {
+            soft_scale: 1.5,
+            ..soft
+        },
+        SpringTuning {
+            soft_zone_m: -0.1,
+            ..soft
+        },
+        SpringTuning {
+            balance_cd: -1.0,
+            ..soft
+        },
+        SpringTuning {
+            balance_cv: f64::NAN,
+            ..soft
+        },
+    ] {
+        assert!(bad.validate().is_err(), "{bad:?}");
+    }
+}

@@ -77,6 +77,8 @@ impl Simulation<'_> {
         let reference = &self.character.reference;
         // self.kin holds the reference at t_k (the state's time) until it is resampled
         let before = self.kin[0];
+        let root_offset = (self.state.bodies[0].x - before.x).norm();
+        let lean = self.balance_lean();
         reference.sample(model, t1, &mut self.scratch, &mut self.kin);
         reference.joint_targets(model, t1, &mut self.scratch, &mut self.targets);
         let sched = self.feedforward.stiffness.get(
@@ -104,13 +106,108 @@ impl Simulation<'_> {
                 }
             }
         }
+        if let Some(lean) = lean {
+            self.tilt_stance_ankles(&lean);
+        }
         let target = root_target(&before, &self.kin[0], self.opts.step);
         match &self.opts.root {
             RootMode::Pinned => Root::Pinned(target),
             // the root's feedforward impulse comes with ψ (see `add_feedforward`)
-            RootMode::Spring(tuning) => {
-                Root::Spring(self.spring_scale.spring(tuning, target, Vector6::zeros()))
+            RootMode::Spring(tuning) => Root::Spring(self.spring_scale.spring(
+                &tuning.at_offset(root_offset),
+                target,
+                Vector6::zeros(),
+            )),
+        }
+    }
+
+    /// The balance feedback's leg tilt for this step (see `SpringTuning::balance_cd`):
+    /// −(c_d·Δd + c_v·Δv) from the horizontal COM changes at the step's start, as a
+    /// horizontal vector (rad) toward which the stance legs should lean; `None` when off,
+    /// before any hit, or without a floor. Call while `self.kin` holds the reference at
+    /// the state's time.
+    fn balance_lean(&self) -> Option<Vector3<f64>> {
+        let RootMode::Spring(tuning) = &self.opts.root else {
+            return None;
+        };
+        if (tuning.balance_cd == 0.0 && tuning.balance_cv == 0.0)
+            || self.ground.is_none()
+            || self.protective.is_some()
+        {
+            return None;
+        }
+        let hit = self
+            .balls
+            .iter()
+            .flat_map(|b| &b.hits)
+            .any(|h| matches!(h.other, crate::sim::balls::Touched::Body(_)));
+        if !hit {
+            return None;
+        }
+        let model = &self.character.model;
+        let g = model.gravity.norm();
+        let up = if g > 0.0 {
+            -model.gravity / g
+        } else {
+            Vector3::y()
+        };
+        let (mut dc, mut dv, mut m) = (Vector3::zeros(), Vector3::zeros(), 0.0);
+        for (b, body) in model.bodies.iter().enumerate() {
+            dc += (self.state.bodies[b].x - self.kin[b].x) * body.mass;
+            dv += (self.state.bodies[b].v - self.kin[b].v) * body.mass;
+            m += body.mass;
+        }
+        let u = -(dc * tuning.balance_cd + dv * tuning.balance_cv) / m;
+        let u = u - up * u.dot(&up);
+        // at most ~11°: a lean, not a fall
+        let n = u.norm();
+        Some(if n > 0.2 { u * (0.2 / n) } else { u })
+    }
+
+    /// Tilt the ankles' targets so the shins lean by `lean` (rad, horizontal: the shin
+    /// rotates toward it) in the world, the feet keeping their reference orientation.
+    /// `self.kin` holds the reference at the step's end.
+    fn tilt_stance_ankles(&mut self, lean: &Vector3<f64>) {
+        use crate::skeleton::Role;
+        let model = &self.character.model;
+        let n = lean.norm();
+        if n < 1e-12 {
+            return;
+        }
+        let g = model.gravity.norm();
+        let up = if g > 0.0 {
+            -model.gravity / g
+        } else {
+            Vector3::y()
+        };
+        // rotating `up` about up × û by n tilts it toward û
+        let axis = up.cross(&(lean / n));
+        let Some(axis) = nalgebra::Unit::try_new(axis, 1e-12) else {
+            return;
+        };
+        let r = UnitQuaternion::from_axis_angle(&axis, n);
+        for (b, body) in model.bodies.iter().enumerate() {
+            if !matches!(body.role, Some(Role::LeftFoot | Role::RightFoot)) {
+                continue;
             }
+            let Some(s) = body.parent else { continue };
+            // stance feet only: the reference's foot low and slow (a swing foot keeps its
+            // target)
+            let floor_y = self
+                .ground
+                .as_ref()
+                .map_or(f64::NEG_INFINITY, |g| g.floor_y);
+            let (xf, vf) = (self.kin[b].x, self.kin[b].v);
+            if xf.dot(&up) - floor_y > 0.15 || vf.norm() > 0.5 {
+                continue;
+            }
+            let (qs, qf) = (self.kin[s].q, self.kin[b].q);
+            let jm = JointMotion {
+                q_rel: qs.inverse() * r.inverse() * qf,
+                w: self.targets.w_rel[b],
+                dw: Vector3::zeros(),
+            };
+            self.tracking.set_target(b, &jm);
         }
     }
 
@@ -140,7 +237,7 @@ impl Simulation<'_> {
         let xi = extrapolated_com(model, g.floor_y, |b| (s[b].x, s[b].v));
         let xi_ref = extrapolated_com(model, g.floor_y, |b| (r[b].x, r[b].v));
         let spring = self.spring_scale.spring(
-            tuning,
+            &tuning.at_offset((s[0].x - r[0].x).norm()),
             RootTarget {
                 x: r[0].x,
                 q: r[0].q,

@@ -35,6 +35,21 @@ pub struct SpringTuning {
     pub angular_hz: f64,
     /// Damping ratio (1: critically damped).
     pub damping_ratio: f64,
+    /// Balance feedback (experimental, SIMBICON-style; 0 = off): once a ball has touched
+    /// the standing character, the stance ankles' PD targets tilt the shins by
+    /// −(c_d·Δd + c_v·Δv) rad toward the reference COM, Δd, Δv the horizontal COM
+    /// position (m) and velocity (m/s) changes from the reference at the step's start.
+    /// c_d, rad/m.
+    pub balance_cd: f64,
+    /// c_v, rad/(m/s) (see `balance_cd`).
+    pub balance_cv: f64,
+    /// Experimental soft zone (0 = off): while the root is within `soft_zone_m` of its
+    /// target at a step's start, the spring's frequencies are scaled by `soft_scale`;
+    /// beyond 2 × `soft_zone_m` they are the full ones, in between blended linearly
+    /// (chosen once per step, so the step stays linear in the state).
+    pub soft_zone_m: f64,
+    /// Frequency factor inside the soft zone, in (0, 1].
+    pub soft_scale: f64,
 }
 
 impl Default for SpringTuning {
@@ -46,11 +61,30 @@ impl Default for SpringTuning {
             linear_hz: 0.5,
             angular_hz: 1.0,
             damping_ratio: 1.0,
+            balance_cd: 0.0,
+            balance_cv: 0.0,
+            soft_zone_m: 0.0,
+            soft_scale: 1.0,
         }
     }
 }
 
 impl SpringTuning {
+    /// The tuning for a step that starts with the root `offset_m` from its target (see
+    /// `soft_zone_m`).
+    pub fn at_offset(&self, offset_m: f64) -> SpringTuning {
+        if self.soft_zone_m <= 0.0 || self.soft_scale >= 1.0 {
+            return *self;
+        }
+        let s = ((offset_m - self.soft_zone_m) / self.soft_zone_m).clamp(0.0, 1.0);
+        let f = self.soft_scale + (1.0 - self.soft_scale) * s;
+        SpringTuning {
+            linear_hz: self.linear_hz * f,
+            angular_hz: self.angular_hz * f,
+            ..*self
+        }
+    }
+
     /// Check the numbers (finite, positive frequencies, non-negative damping).
     pub fn validate(&self) -> Result<(), String> {
         for (name, v) in [
@@ -60,6 +94,25 @@ impl SpringTuning {
             if !(v.is_finite() && v > 0.0) {
                 return Err(format!("root spring {name} must be positive, got {v} Hz"));
             }
+        }
+        for (name, v) in [("c_d", self.balance_cd), ("c_v", self.balance_cv)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!(
+                    "balance feedback {name} must be non-negative, got {v}"
+                ));
+            }
+        }
+        if !(self.soft_zone_m.is_finite() && self.soft_zone_m >= 0.0) {
+            return Err(format!(
+                "soft zone must be non-negative, got {} m",
+                self.soft_zone_m
+            ));
+        }
+        if !(self.soft_scale > 0.0 && self.soft_scale <= 1.0) {
+            return Err(format!(
+                "soft scale must be in (0, 1], got {}",
+                self.soft_scale
+            ));
         }
         if !(self.damping_ratio.is_finite() && self.damping_ratio >= 0.0) {
             return Err(format!(

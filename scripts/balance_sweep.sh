@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Handball / 5 kg / unperturbed sweep over the shared clips for one set of flags.
+# usage: scripts/balance_sweep.sh OUTDIR [extra jostle flags...]
+# writes OUTDIR/<clip>.<case>.json; summarise with scripts/balance_table.py
+set -u
+out=$1; shift
+bin=${JOSTLE_BIN:-${CARGO_TARGET_DIR:-/work/target-balance}/release/jostle}
+mocap=${JOSTLE_MOCAP_DIR:-/work/shared/mocap}
+cases=${CASES:-"chest pelvis heavy sim"}
+mkdir -p "$out"
+jobs=()
+for f in "$mocap"/*.bvh; do
+  c=$(basename "$f" .bvh)
+  for k in $cases; do jobs+=("$c $k"); done
+done
+run() {
+  c=$1; k=$2; f=$mocap/$c.bvh
+  case $k in
+    chest)  nice -n 10 "$bin" perturb "$f" --ball t=1,target=chest,speed=12 --out /tmp/bal_$$_$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
+    pelvis) nice -n 10 "$bin" perturb "$f" --ball t=1,target=pelvis,speed=12 --out /tmp/bal_$$_$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
+    heavy)  nice -n 10 "$bin" perturb "$f" --ball t=1,target=chest,speed=15,mass=5 --out /tmp/bal_$$_$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
+    sim)    nice -n 10 "$bin" simulate "$f" --json "${@:3}" > "$out/$c.$k.json" 2> "$out/$c.$k.log" ;;
+  esac
+  rm -f /tmp/bal_$$_$c.$k.glb
+}
+export -f run; export bin mocap out
+printf '%s\n' "${jobs[@]}" | xargs -P "${PAR:-2}" -I{} bash -c 'run {} "$@"' _ "$@"

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Summarise scripts/balance_sweep.sh outputs: balance_table.py DIR [DIR2 ...] (one column group per DIR)."""
+import json, os, sys, glob
+
+def load(d, c, k):
+    p = os.path.join(d, f"{c}.{k}.json")
+    try:
+        return json.load(open(p))
+    except Exception:
+        return None
+
+def fmt_ball(m):
+    if m is None:
+        return "ERR"
+    rec = m.get("recovery_time_s")
+    rec = "never" if rec is None else f"{rec:.2f}"
+    return (f"{100*m['root_peak_displacement_m']:.2f}cm {m['peak_deviation_deg']:.1f}° "
+            f"{'FELL' if m['fell'] else 'up'} r{rec} s{m['foot_slip_mm']:.0f}")
+
+def ok(m):
+    if m is None: return False
+    r = m.get("recovery_time_s")
+    return (m["root_peak_displacement_m"] >= 0.01 and m["peak_deviation_deg"] >= 3 and m["foot_slip_mm"] <= 20
+            and r is not None and r <= 2 and not m["fell"])
+
+dirs = sys.argv[1:]
+clips = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(dirs[0], "*.json"))})
+for d in dirs:
+    print(f"== {d}")
+    npass = 0
+    for c in clips:
+        row = [c[:34].ljust(34)]
+        for k in ("chest", "pelvis"):
+            m = load(d, c, k)
+            npass += ok(m)
+            row.append((("✓" if ok(m) else "✗") + fmt_ball(m)).ljust(40))
+        h = load(d, c, "heavy")
+        row.append("5kg:" + ("ERR" if h is None else ("FELL" if h["fell"] else "up")))
+        s = load(d, c, "sim")
+        if s is None:
+            row.append("sim:ERR")
+        else:
+            rms = s.get("rms_error_deg", s.get("summary", {}).get("rms_error_deg"))
+            row.append(f"sim:rms={rms} fell={s.get('fell')}")
+        print(" ".join(row))
+    print(f"handball criterion met: {npass}/{2*len(clips)}")
+
+# one line per DIR: how much broke
+print("\nsummary: dir | criterion met (chest+pelvis) | chest≥1cm | handball falls | never recovered | root>10cm | slip>20mm | 5kg up | sim max rms° | sim falls")
+for d in dirs:
+    ms = [load(d, c, k) for c in clips for k in ("chest", "pelvis")]
+    ms = [m for m in ms if m]
+    chest = [load(d, c, "chest") for c in clips]
+    hv = [load(d, c, "heavy") for c in clips]
+    sm = [load(d, c, "sim") for c in clips]
+    print(d.split("/")[-1], "|", sum(ok(m) for m in ms), "|",
+          sum(1 for m in chest if m and m["root_peak_displacement_m"] >= 0.01), "|",
+          sum(m["fell"] for m in ms), "|",
+          sum(1 for m in ms if m["recovery_time_s"] is None and m["peak_deviation_deg"] > 0), "|",
+          sum(m["root_peak_displacement_m"] > 0.1 for m in ms), "|",
+          sum(m["foot_slip_mm"] > 20 for m in ms), "|",
+          sum(1 for h in hv if h and not h["fell"]), "|",
+          "%.4f" % max(s["rms_error_deg"] for s in sm if s), "|",
+          sum(1 for s in sm if s and s["fell"]))
