@@ -4,8 +4,10 @@
 # writes OUTDIR/<clip>.<case>.json; summarise with scripts/balance_table.py
 set -u
 out=$1; shift
-bin=${JOSTLE_BIN:-${CARGO_TARGET_DIR:-/work/target-balance}/release/jostle}
-mocap=${JOSTLE_MOCAP_DIR:-/work/shared/mocap}
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${JOSTLE_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/jostle}
+mocap=${JOSTLE_MOCAP_DIR:-$root/../shared/mocap}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cases=${CASES:-"chest pelvis heavy sim"}
 mkdir -p "$out"
 jobs=()
@@ -16,12 +18,12 @@ done
 run() {
   c=$1; k=$2; f=$mocap/$c.bvh
   case $k in
-    chest)  nice -n 10 "$bin" perturb "$f" --ball t=1,target=chest,speed=12 --out /tmp/bal_$$_$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
-    pelvis) nice -n 10 "$bin" perturb "$f" --ball t=1,target=pelvis,speed=12 --out /tmp/bal_$$_$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
-    heavy)  nice -n 10 "$bin" perturb "$f" --ball t=1,target=chest,speed=15,mass=5 --out /tmp/bal_$$_$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
+    chest)  nice -n 10 "$bin" perturb "$f" --ball t=1,target=chest,speed=12 --out $tmp/$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
+    pelvis) nice -n 10 "$bin" perturb "$f" --ball t=1,target=pelvis,speed=12 --out $tmp/$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
+    heavy)  nice -n 10 "$bin" perturb "$f" --ball t=1,target=chest,speed=15,mass=5 --out $tmp/$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
     sim)    nice -n 10 "$bin" simulate "$f" --json "${@:3}" > "$out/$c.$k.json" 2> "$out/$c.$k.log" ;;
   esac
-  rm -f /tmp/bal_$$_$c.$k.glb
+  rm -f $tmp/$c.$k.glb
 }
-export -f run; export bin mocap out
+export -f run; export bin mocap out tmp
 printf '%s\n' "${jobs[@]}" | xargs -P "${PAR:-2}" -I{} bash -c 'run {} "$@"' _ "$@"
