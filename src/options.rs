@@ -297,6 +297,26 @@ impl SimArgs {
             root: match self.root {
                 RootArg::Pinned => RootMode::Pinned,
                 RootArg::Spring => {
+                    for (name, v) in [
+                        ("--root-zeta", self.root_zeta),
+                        ("--balance-cd", self.balance_cd),
+                        ("--balance-cv", self.balance_cv),
+                        ("--root-soft-zone", self.root_soft_zone),
+                    ] {
+                        ensure(v.is_finite() && v >= 0.0, name, || {
+                            format!("{name} must be a non-negative number, got {v}")
+                        })?;
+                    }
+                    ensure(
+                        self.root_soft_scale > 0.0 && self.root_soft_scale <= 1.0,
+                        "--root-soft-scale",
+                        || {
+                            format!(
+                                "--root-soft-scale must be in (0, 1], got {}",
+                                self.root_soft_scale
+                            )
+                        },
+                    )?;
                     let tuning = SpringTuning {
                         linear_hz: self.root_hz,
                         angular_hz: 2.0 * self.root_hz,
@@ -314,5 +334,47 @@ impl SimArgs {
                 }
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+
+    /// The simulation options of a command line (`jostle` + `args`).
+    fn options(args: &[&str]) -> Result<SimOptions, OptionsError> {
+        let mut argv = vec!["jostle"];
+        argv.extend_from_slice(args);
+        Cli::try_parse_from(argv).expect("parses").sim.options()
+    }
+
+    #[test]
+    fn a_bad_value_is_refused_under_its_own_flag() {
+        for (args, flag) in [
+            (&["--k-stance=-1"][..], "--k-stance"),
+            (&["--root-zeta=-0.5"], "--root-zeta"),
+            (&["--balance-cd=NaN"], "--balance-cd"),
+            (&["--root-soft-zone=-0.01"], "--root-soft-zone"),
+            (&["--root-soft-scale=1.5"], "--root-soft-scale"),
+            (&["--root-hz=0"], "--root-hz"),
+        ] {
+            match options(args) {
+                Err(OptionsError::Invalid { option, message }) => {
+                    assert_eq!(option, flag, "{args:?}");
+                    assert!(message.contains(flag), "{args:?}: {message}");
+                }
+                other => panic!("{args:?}: {other:?}"),
+            }
+        }
+        let o = options(&["--k-stance", "1.5", "--root-zeta", "0.7"]).expect("valid");
+        assert_eq!(o.gains.k_stance, 1.5);
+        assert!(matches!(o.root, RootMode::Spring(t) if t.damping_ratio == 0.7));
     }
 }

@@ -90,6 +90,12 @@ impl FallOptions {
     }
 }
 
+/// The unit vector against `gravity` (world up; +y without gravity).
+pub fn up_direction(gravity: &Vector3<f64>) -> Vector3<f64> {
+    let g = gravity.norm();
+    if g > 0.0 { -gravity / g } else { Vector3::y() }
+}
+
 /// The horizontal extrapolated centre of mass ξ = c + ċ/ω₀ of bodies with positions and
 /// velocities `body(b) = (x, v)` (m, m/s; world), over a floor at `floor_y` m, under
 /// `gravity` (m/s²). Its vertical component (along gravity) is zero.
@@ -107,11 +113,7 @@ pub fn extrapolated_com(
     }
     let (c, cv) = (c / m, cv / m);
     let g = model.gravity.norm();
-    let up = if g > 0.0 {
-        -model.gravity / g
-    } else {
-        Vector3::y()
-    };
+    let up = up_direction(&model.gravity);
     // l ≥ 5 cm: a figure lying on the floor has no pendulum to speak of
     let l = (c.dot(&up) - floor_y).max(0.05);
     let omega0 = (g.max(1e-9) / l).sqrt();

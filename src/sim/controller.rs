@@ -5,7 +5,7 @@
 use crate::Character;
 use crate::dynamics::step::{Root, RootTarget};
 use crate::motion::kinematics::{BodyKinematics, JointMotion};
-use crate::sim::balance::extrapolated_com;
+use crate::sim::balance::{extrapolated_com, up_direction};
 use crate::sim::feedforward::root_target;
 use crate::sim::root::RootMode;
 use crate::sim::run::{SimOptions, Simulation};
@@ -145,12 +145,7 @@ impl Simulation<'_> {
             return None;
         }
         let model = &self.character.model;
-        let g = model.gravity.norm();
-        let up = if g > 0.0 {
-            -model.gravity / g
-        } else {
-            Vector3::y()
-        };
+        let up = up_direction(&model.gravity);
         let (mut dc, mut dv, mut m) = (Vector3::zeros(), Vector3::zeros(), 0.0);
         for (b, body) in model.bodies.iter().enumerate() {
             dc += (self.state.bodies[b].x - self.kin[b].x) * body.mass;
@@ -174,18 +169,17 @@ impl Simulation<'_> {
         if n < 1e-12 {
             return;
         }
-        let g = model.gravity.norm();
-        let up = if g > 0.0 {
-            -model.gravity / g
-        } else {
-            Vector3::y()
-        };
+        let up = up_direction(&model.gravity);
         // rotating `up` about up × û by n tilts it toward û
         let axis = up.cross(&(lean / n));
         let Some(axis) = nalgebra::Unit::try_new(axis, 1e-12) else {
             return;
         };
         let r = UnitQuaternion::from_axis_angle(&axis, n);
+        let floor_y = self
+            .ground
+            .as_ref()
+            .map_or(f64::NEG_INFINITY, |g| g.floor_y);
         for (b, body) in model.bodies.iter().enumerate() {
             if !matches!(body.role, Some(Role::LeftFoot | Role::RightFoot)) {
                 continue;
@@ -193,10 +187,6 @@ impl Simulation<'_> {
             let Some(s) = body.parent else { continue };
             // stance feet only: the reference's foot low and slow (a swing foot keeps its
             // target)
-            let floor_y = self
-                .ground
-                .as_ref()
-                .map_or(f64::NEG_INFINITY, |g| g.floor_y);
             let (xf, vf) = (self.kin[b].x, self.kin[b].v);
             if xf.dot(&up) - floor_y > 0.15 || vf.norm() > 0.5 {
                 continue;
