@@ -14,7 +14,7 @@ use jostle::motion::kinematics::{
     BodyKinematics, JointMotion, RootMotion, forward_kinematics, joint_motion_from_angles,
 };
 use jostle::skeleton::{JointSpec, JointType, Model, ModelBuilder};
-use nalgebra::{DVector, Matrix3, UnitQuaternion, Vector3};
+use nalgebra::{DVector, Matrix3, UnitQuaternion, Vector3, Vector6};
 
 fn still_root() -> RootMotion {
     RootMotion {
@@ -430,18 +430,24 @@ fn wrenched_tree(rng: &mut Rng, bodies: usize) -> (Model, State, SpringDamper, W
     (model, s0, torques, wrench)
 }
 
+/// Steps of 1/240 s whose rotational rows converge to round-off (no tolerance, up to 12
+/// chord iterations), for comparing solves tightly.
+fn converged_options() -> StepOptions {
+    StepOptions {
+        h: 1.0 / 240.0,
+        gyroscopic_iterations: 12,
+        gyroscopic_tolerance: 0.0,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn re_solving_with_extra_wrenches_equals_a_step_that_had_them_from_the_start() {
     let mut rng = Rng(5);
     for trial in 0..6 {
         let (model, s0, torques, wrench) = wrenched_tree(&mut rng, 4 + 3 * trial);
-        let opts = StepOptions {
-            h: 1.0 / 240.0,
-            // both converged to round-off, so they can be compared tightly
-            gyroscopic_iterations: 12,
-            gyroscopic_tolerance: 0.0,
-            ..Default::default()
-        };
+        // both converged to round-off, so they can be compared tightly
+        let opts = converged_options();
         // with the wrenches in the first solve
         let mut direct = s0.clone();
         Stepper::new(&model, opts)
@@ -559,6 +565,64 @@ fn deferred_chord_iterations_reach_the_same_step() {
                 e_deferred <= 1e-12 * scale + 2.0 * e_full,
                 "trial {trial} (re-solve {resolve}): deferred off by {e_deferred:e}, \
                  iterated by {e_full:e} (|u| {scale:e})"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_momentum_change_to_a_velocity_is_the_impulse_that_lands_there() {
+    // The discrete-time inverse dynamics asks the step, between its linearised solve and
+    // its re-solve, which right-hand side lands it on u*. `momentum_change_to(u*)` is
+    // that: re-solving with it as an impulse reaches u* (converged rows), whether the
+    // solve it starts from was iterated or left linearised.
+    let mut rng = Rng(23);
+    for trial in 0..6 {
+        let (model, s0, torques, wrench) = wrenched_tree(&mut rng, 4 + 3 * trial);
+        let opts = converged_options();
+        // u*: a velocity the step can reach at s0 (the joint rows hold), here the step
+        // with extra wrenches
+        let mut stepper = Stepper::new(&model, opts).unwrap();
+        stepper
+            .prepare(&model, &s0, &Root::Free, &torques, None)
+            .unwrap();
+        stepper.solve(&model, &s0, &Root::Free).unwrap();
+        let unforced = stepper.velocities().to_vec();
+        stepper.resolve_with_external(&wrench).unwrap();
+        let target = stepper.velocities().to_vec();
+        let change = target
+            .iter()
+            .zip(&unforced)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).amax()));
+        assert!(change > 1e-3, "trial {trial}: u* differs by {change}");
+        let spin = s0.bodies.iter().fold(0.0f64, |m, b| m.max(b.w.amax()));
+        assert!(spin > 0.5, "trial {trial}: the bodies turn ({spin} rad/s)");
+        for defer in [true, false] {
+            let mut stepper = Stepper::new(&model, opts).unwrap();
+            stepper
+                .prepare(&model, &s0, &Root::Free, &torques, None)
+                .unwrap();
+            if defer {
+                stepper
+                    .solve_deferring_iterations(&model, &s0, &Root::Free)
+                    .unwrap();
+            } else {
+                stepper.solve(&model, &s0, &Root::Free).unwrap();
+            }
+            let n = model.bodies.len();
+            let (mut work, mut impulse) = (vec![Vector6::zeros(); n], vec![Vector6::zeros(); n]);
+            stepper
+                .momentum_change_to(&target, &mut work, &mut impulse)
+                .unwrap();
+            stepper.resolve_with_impulses(&impulse).unwrap();
+            let miss = stepper
+                .velocities()
+                .iter()
+                .zip(&target)
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).amax()));
+            assert!(
+                miss < 1e-10 * change,
+                "trial {trial} (deferred {defer}): lands {miss:e} from u* (u* is {change:e} away)"
             );
         }
     }

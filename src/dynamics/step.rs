@@ -694,6 +694,48 @@ impl Stepper {
         result.map(|_| ())
     }
 
+    /// The change of the step's momentum rows from the last solve's velocities u to
+    /// `target` (per body; N·s, then N·m·s): F(target) − F(u) with
+    /// F(u) = A u + N(ω) − G ω (the rotational rows in momentum form, as the chord
+    /// iterations solve them), which is what extra right-hand side (e.g. h Hᵀψ + Jᵀ Δλ)
+    /// makes the step land on `target`. F(u) is taken by the iterations' bookkeeping
+    /// (A u − Jᵀλ = rhs + offset holds after every solve), so u needs no converging
+    /// first: the discrete-time inverse dynamics reads the linearised solve. `work` is
+    /// scratch of the bodies' length. Not available with [`Drift::ImprovedImplicit`],
+    /// whose result comes from a second system.
+    pub fn momentum_change_to(
+        &self,
+        target: &[Vector6<f64>],
+        work: &mut [Vector6<f64>],
+        out: &mut [Vector6<f64>],
+    ) -> Result<(), StepError> {
+        let n = self.kkt.len();
+        if self.opts.drift == Drift::ImprovedImplicit {
+            return Err(StepError::BadInput(
+                "the momentum change is not available with the improved implicit scheme".into(),
+            ));
+        }
+        if target.len() != n || work.len() != n || out.len() != n {
+            return Err(StepError::BadInput(format!(
+                "momentum change of {} velocities for {n} bodies",
+                target.len()
+            )));
+        }
+        for b in 0..n {
+            work[b] = target[b] - self.sol.body[b];
+        }
+        self.kkt.momentum_rows(work, out);
+        let h = self.opts.h;
+        for b in 0..n {
+            let w = bottom(&target[b]);
+            let rot = gyro_n(h, &self.iw[b], &w) - self.gyro_jac[b] * w + self.gyro_offset[b];
+            for k in 0..3 {
+                out[b][3 + k] += rot[k];
+            }
+        }
+        Ok(())
+    }
+
     fn solve_with(
         &mut self,
         model: &Model,
