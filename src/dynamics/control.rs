@@ -6,11 +6,12 @@
 //! gradients, so that the discrete-time inverse dynamics and the simulation assemble
 //! exactly the same M̃.
 
+use super::gradient::{GradientEstimator, TorqueGradient};
 use super::state::BodyState;
 use super::torque::JointTorque;
 use crate::motion::kinematics::{JointMotion, project_to_joint};
 use crate::skeleton::{JointType, Model};
-use nalgebra::{Matrix2, UnitQuaternion, Vector2, Vector3};
+use nalgebra::{Matrix2, Matrix3, UnitQuaternion, Vector2, Vector3};
 
 /// Feedback gains, one set for the whole character.
 ///
@@ -191,9 +192,80 @@ impl Tracking {
     }
 }
 
+impl Tracking {
+    /// A ball joint's feedback torque on body `b` (world, N·m) and its numerical gradient
+    /// along `est`'s perturbations of the child: central differences in its orientation
+    /// (R_b ← exp(±ε e_k) R_b), forward differences in its angular velocity, as
+    /// [`GradientEstimator::torque_gradient_structured`] takes them from
+    /// [`feedback`](Self::feedback) evaluations. Each perturbed torque is evaluated from
+    /// what R_b's turn leaves unchanged: with C = Q_d R_b⁻¹ the error rotation is
+    /// C exp(∓ε e_k) R_a (two quaternion products and a rotation vector), and a turn of ω_b
+    /// moves only the damping term. `None` for other joint types.
+    fn ball_feedback_and_gradient(
+        &self,
+        b: usize,
+        pa: &BodyState,
+        pb: &BodyState,
+        est: &GradientEstimator,
+    ) -> Option<(Vector3<f64>, TorqueGradient)> {
+        let joint = self.joints[b].as_ref()?;
+        if joint.kind != JointType::Ball {
+            return None;
+        }
+        let k = self.stiffness[b];
+        let d = self.damping_time;
+        let tg = &self.targets[b];
+        let qa_inv = pa.q.inverse();
+        let ra = pa.q.to_rotation_matrix();
+        let wd0 = tg.w_rel_parent - qa_inv * (pb.w - pa.w);
+        let c = tg.q_rel * pb.q.inverse();
+        let torque_of = |e: &Vector3<f64>, wd: &Vector3<f64>| {
+            ra * Vector3::new(
+                k[0] * (e.x + d * wd.x),
+                k[1] * (e.y + d * wd.y),
+                k[2] * (e.z + d * wd.z),
+            )
+        };
+        let e0 = super::state::rotation_vector(&(c * pa.q));
+        let tau0 = torque_of(&e0, &wd0);
+        let opts = est.options();
+        let (eps_r, eps_w) = (opts.eps_rotation, opts.eps_angular_velocity);
+        let mut d_theta = Matrix3::zeros();
+        let mut d_omega = Matrix3::zeros();
+        for axis in 0..3 {
+            // R_b⁻¹ turned by +ε is R_b⁻¹ exp(−ε e_k): the −ε step, and vice versa
+            let plus = super::state::rotation_vector(&(c * est.rotation_step(1, axis) * pa.q));
+            let minus = super::state::rotation_vector(&(c * est.rotation_step(0, axis) * pa.q));
+            let col = (torque_of(&plus, &wd0) - torque_of(&minus, &wd0)) * (0.5 / eps_r);
+            d_theta.set_column(axis, &col);
+            let mut dw = Vector3::zeros();
+            dw[axis] = eps_w;
+            let col = (torque_of(&e0, &(wd0 - qa_inv * dw)) - tau0) * (1.0 / eps_w);
+            d_omega.set_column(axis, &col);
+        }
+        Some((
+            tau0,
+            est.pd_gradient_from_child(pa, pb, &tau0, d_theta, d_omega),
+        ))
+    }
+}
+
 impl JointTorque for Tracking {
     fn torque(&self, body: usize, parent: &BodyState, child: &BodyState, _t: f64) -> Vector3<f64> {
         self.feedback(body, parent, child)
+    }
+
+    /// Ball joints: [`ball_feedback_and_gradient`](Tracking::ball_feedback_and_gradient),
+    /// about half the work of ten [`feedback`](Tracking::feedback) evaluations.
+    fn torque_and_gradient(
+        &self,
+        body: usize,
+        parent: &BodyState,
+        child: &BodyState,
+        _t: f64,
+        est: &GradientEstimator,
+    ) -> Option<(Vector3<f64>, TorqueGradient)> {
+        self.ball_feedback_and_gradient(body, parent, child, est)
     }
 
     fn is_active(&self, body: usize) -> bool {
@@ -332,6 +404,7 @@ mod tests {
         let mut tr = Tracking::new(&model, &Gains::default());
         assert!(tr.affine_in_angular_velocity());
         let mut kinds = [false; 3];
+        let mut own_checked = 0;
         for (b, body) in model.bodies.iter().enumerate() {
             let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else {
                 continue;
@@ -355,21 +428,36 @@ mod tests {
                 frame_indifferent: tr.frame_indifferent(),
             };
             assert_eq!(structure, TorqueStructure::PD);
-            let fast = est.torque_gradient_structured(tau, sa, sb, &tau(sa, sb), structure);
-            for k in 0..2 {
-                for (f, c) in [
-                    (fast.d_theta[k], central.d_theta[k]),
-                    (fast.d_omega[k], central.d_omega[k]),
-                ] {
-                    let scale = c.amax().max(1.0);
-                    let err = (f - c).amax();
-                    assert!(
-                        err < 1e-9 * scale,
-                        "body {b} side {k}: {err:e} of {scale:e}"
-                    );
+            let tau0 = tau(sa, sb);
+            let fast = est.torque_gradient_structured(tau, sa, sb, &tau0, structure);
+            let agree = |fast: &TorqueGradient, what: &str| {
+                for k in 0..2 {
+                    for (f, c) in [
+                        (fast.d_theta[k], central.d_theta[k]),
+                        (fast.d_omega[k], central.d_omega[k]),
+                    ] {
+                        let scale = c.amax().max(1.0);
+                        let err = (f - c).amax();
+                        assert!(
+                            err < 1e-9 * scale,
+                            "{what}, body {b} side {k}: {err:e} of {scale:e}"
+                        );
+                    }
                 }
+            };
+            agree(&fast, "structured");
+            // a ball joint's own estimate (the step's path for PD) agrees too
+            match (j.kind, tr.torque_and_gradient(b, sa, sb, 0.0, &est)) {
+                (JointType::Ball, Some((t0, own))) => {
+                    assert!((t0 - tau0).amax() < 1e-12 * tau0.amax().max(1.0));
+                    agree(&own, "ball joint's own");
+                    own_checked += 1;
+                }
+                (JointType::Ball, None) => panic!("body {b}: a ball joint has its own"),
+                (_, own) => assert!(own.is_none(), "body {b}: only ball joints"),
             }
         }
+        assert!(own_checked >= 3, "{own_checked} ball joints checked");
         assert_eq!(
             kinds, [true; 3],
             "ball, hinge and universal joints all checked"

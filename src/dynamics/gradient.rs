@@ -271,10 +271,36 @@ impl GradientEstimator {
             structure.frame_indifferent,
         );
         if structure.frame_indifferent {
-            out.d_theta[0] = -tau0.cross_matrix() - out.d_theta[1]
-                + out.d_omega[0] * a.w.cross_matrix()
-                + out.d_omega[1] * b.w.cross_matrix();
+            out.d_theta[0] = parent_orientation_columns(&out, a, b, tau0);
         }
+        out
+    }
+
+    /// The rotation step of direction `axis` (0 = x, 1 = y, 2 = z): exp(±ε e_axis) for
+    /// `sign` 0 (+ε) or 1 (−ε). A body's orientation is perturbed as R ← exp(\[δθ\]×) R.
+    pub fn rotation_step(&self, sign: usize, axis: usize) -> &UnitQuaternion<f64> {
+        &self.rot[sign][axis]
+    }
+
+    /// The gradient of a PD-like torque ([`TorqueStructure::PD`]: affine in ω, relative ω
+    /// only, frame-indifferent) from its child-side columns, estimated by the provider
+    /// itself along this estimator's steps ([`rotation_step`](Self::rotation_step) and
+    /// [`options`](Self::options)): ∂τ/∂δθ_b (`d_theta_b`, N·m/rad) and ∂τ/∂ω_b
+    /// (`d_omega_b`, N·m·s/rad). The parent's columns follow as in
+    /// [`torque_gradient_structured`](Self::torque_gradient_structured); `tau0` = τ(a, b).
+    pub fn pd_gradient_from_child(
+        &self,
+        a: &BodyState,
+        b: &BodyState,
+        tau0: &Vector3<f64>,
+        d_theta_b: Matrix3<f64>,
+        d_omega_b: Matrix3<f64>,
+    ) -> TorqueGradient {
+        let mut out = TorqueGradient {
+            d_theta: [Matrix3::zeros(), d_theta_b],
+            d_omega: [-d_omega_b, d_omega_b],
+        };
+        out.d_theta[0] = parent_orientation_columns(&out, a, b, tau0);
         out
     }
 
@@ -323,6 +349,20 @@ impl GradientEstimator {
         }
         out
     }
+}
+
+/// ∂τ/∂δθ_a of a frame-indifferent joint torque from its other columns (see
+/// [`GradientEstimator::torque_gradient_structured`]).
+#[inline]
+fn parent_orientation_columns(
+    g: &TorqueGradient,
+    a: &BodyState,
+    b: &BodyState,
+    tau0: &Vector3<f64>,
+) -> Matrix3<f64> {
+    -tau0.cross_matrix() - g.d_theta[1]
+        + g.d_omega[0] * a.w.cross_matrix()
+        + g.d_omega[1] * b.w.cross_matrix()
 }
 
 /// What is known about a joint torque, for a cheaper gradient estimate

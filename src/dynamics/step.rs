@@ -501,19 +501,25 @@ impl Stepper {
             if !self.active[b] {
                 continue;
             }
-            let tau = torques.torque(b, sa, sb, t);
-            let structure = TorqueStructure {
-                affine: torques.affine_in_angular_velocity(),
-                relative: torques.relative_angular_velocity_only(),
-                frame_indifferent: torques.frame_indifferent(),
+            let (tau, tg) = match torques.torque_and_gradient(b, sa, sb, t, &self.grad) {
+                Some(own) => own,
+                None => {
+                    let tau = torques.torque(b, sa, sb, t);
+                    let structure = TorqueStructure {
+                        affine: torques.affine_in_angular_velocity(),
+                        relative: torques.relative_angular_velocity_only(),
+                        frame_indifferent: torques.frame_indifferent(),
+                    };
+                    let tg = self.grad.torque_gradient_structured(
+                        |pa, pb| torques.torque(b, pa, pb, t),
+                        sa,
+                        sb,
+                        &tau,
+                        structure,
+                    );
+                    (tau, tg)
+                }
             };
-            let tg = self.grad.torque_gradient_structured(
-                |pa, pb| torques.torque(b, pa, pb, t),
-                sa,
-                sb,
-                &tau,
-                structure,
-            );
             let finite = tau.iter().all(|v| v.is_finite())
                 && tg
                     .d_theta

@@ -3,6 +3,7 @@
 //! body; the parent receives the equal and opposite torque. Its gradients are estimated
 //! numerically by [`GradientEstimator::torque_gradient`](super::gradient::GradientEstimator::torque_gradient).
 
+use super::gradient::{GradientEstimator, TorqueGradient};
 use super::state::{BodyState, rotation_vector};
 use crate::skeleton::Model;
 use nalgebra::{UnitQuaternion, Vector3};
@@ -49,6 +50,22 @@ pub trait JointTorque {
     /// Claiming it wrongly gives a wrong ∂τ/∂δθ_parent. Default: false.
     fn frame_indifferent(&self) -> bool {
         false
+    }
+
+    /// The torque and its gradient estimated by the provider itself, along the same
+    /// perturbations as `est` (its rotation steps and ε), when it can evaluate the
+    /// perturbed torques for less than a full [`torque`](Self::torque) each (e.g. reusing
+    /// what does not depend on the perturbed body). `None` (the default): the step
+    /// estimates the gradient from [`torque`](Self::torque) evaluations.
+    fn torque_and_gradient(
+        &self,
+        _body: usize,
+        _parent: &BodyState,
+        _child: &BodyState,
+        _t: f64,
+        _est: &GradientEstimator,
+    ) -> Option<(Vector3<f64>, TorqueGradient)> {
+        None
     }
 }
 
