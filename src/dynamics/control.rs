@@ -193,15 +193,17 @@ impl Tracking {
 }
 
 impl Tracking {
-    /// A ball joint's feedback torque on body `b` (world, N·m) and its numerical gradient
-    /// along `est`'s perturbations of the child: central differences in its orientation
-    /// (R_b ← exp(±ε e_k) R_b), forward differences in its angular velocity, as
-    /// [`GradientEstimator::torque_gradient_structured`] takes them from
+    /// The feedback torque on body `b` (world, N·m) and its numerical gradient along
+    /// `est`'s perturbations of the child, for ball and hinge joints: central differences
+    /// in its orientation (R_b ← exp(±ε e_k) R_b), forward differences in its angular
+    /// velocity, as [`GradientEstimator::torque_gradient_structured`] takes them from
     /// [`feedback`](Self::feedback) evaluations. Each perturbed torque is evaluated from
-    /// what R_b's turn leaves unchanged: with C = Q_d R_b⁻¹ the error rotation is
-    /// C exp(∓ε e_k) R_a (two quaternion products and a rotation vector), and a turn of ω_b
-    /// moves only the damping term. `None` for other joint types.
-    fn ball_feedback_and_gradient(
+    /// what the child's perturbation leaves unchanged: ball, with C = Q_d R_b⁻¹, the error
+    /// rotation is C exp(∓ε e_k) R_a (two quaternion products and a rotation vector);
+    /// hinge, the angle is read from (Q_rest⁻¹ R_a⁻¹)(exp(±ε e_k) R_b) and the axis
+    /// n = R_a a_parent stays; a change of ω_b moves only the damping term. `None` for
+    /// universal joints.
+    fn own_feedback_and_gradient(
         &self,
         b: usize,
         pa: &BodyState,
@@ -209,40 +211,63 @@ impl Tracking {
         est: &GradientEstimator,
     ) -> Option<(Vector3<f64>, TorqueGradient)> {
         let joint = self.joints[b].as_ref()?;
-        if joint.kind != JointType::Ball {
-            return None;
-        }
         let k = self.stiffness[b];
-        let d = self.damping_time;
+        let damping = self.damping_time;
         let tg = &self.targets[b];
-        let qa_inv = pa.q.inverse();
-        let ra = pa.q.to_rotation_matrix();
-        let wd0 = tg.w_rel_parent - qa_inv * (pb.w - pa.w);
-        let c = tg.q_rel * pb.q.inverse();
-        let torque_of = |e: &Vector3<f64>, wd: &Vector3<f64>| {
-            ra * Vector3::new(
-                k[0] * (e.x + d * wd.x),
-                k[1] * (e.y + d * wd.y),
-                k[2] * (e.z + d * wd.z),
-            )
+        let (tau0, d_theta, d_omega) = match joint.kind {
+            JointType::Ball => {
+                let qa_inv = pa.q.inverse();
+                let ra = pa.q.to_rotation_matrix();
+                let wd0 = tg.w_rel_parent - qa_inv * (pb.w - pa.w);
+                let c = tg.q_rel * pb.q.inverse();
+                let torque_of = |e: &Vector3<f64>, wd: &Vector3<f64>| {
+                    ra * Vector3::new(
+                        k[0] * (e.x + damping * wd.x),
+                        k[1] * (e.y + damping * wd.y),
+                        k[2] * (e.z + damping * wd.z),
+                    )
+                };
+                let e0 = super::state::rotation_vector(&(c * pa.q));
+                let tau0 = torque_of(&e0, &wd0);
+                let (dt, dw) = child_columns(
+                    est,
+                    &tau0,
+                    |r| {
+                        torque_of(
+                            &super::state::rotation_vector(&(c * r.inverse() * pa.q)),
+                            &wd0,
+                        )
+                    },
+                    |dw| torque_of(&e0, &(wd0 - qa_inv * dw)),
+                );
+                (tau0, dt, dw)
+            }
+            JointType::Hinge => {
+                let n = pa.q * joint.axis_parent;
+                let rate0 = n.dot(&(pb.w - pa.w));
+                let to_rest = joint.rest_rel.inverse() * pa.q.inverse();
+                let angle = |qb: &UnitQuaternion<f64>| {
+                    let d = to_rest * qb;
+                    2.0 * Vector3::new(d.i, d.j, d.k)
+                        .dot(&joint.axis_child)
+                        .atan2(d.w)
+                };
+                let torque_of = |ang: f64, rate: f64| {
+                    let err = crate::motion::kinematics::wrap_angle(tg.angles[0] - ang);
+                    n * (k[0] * (err + damping * (tg.rates[0] - rate)))
+                };
+                let a0 = angle(&pb.q);
+                let tau0 = torque_of(a0, rate0);
+                let (dt, dw) = child_columns(
+                    est,
+                    &tau0,
+                    |r| torque_of(angle(&(r * pb.q)), rate0),
+                    |dw| torque_of(a0, rate0 + n.dot(dw)),
+                );
+                (tau0, dt, dw)
+            }
+            JointType::Universal => return None,
         };
-        let e0 = super::state::rotation_vector(&(c * pa.q));
-        let tau0 = torque_of(&e0, &wd0);
-        let opts = est.options();
-        let (eps_r, eps_w) = (opts.eps_rotation, opts.eps_angular_velocity);
-        let mut d_theta = Matrix3::zeros();
-        let mut d_omega = Matrix3::zeros();
-        for axis in 0..3 {
-            // R_b⁻¹ turned by +ε is R_b⁻¹ exp(−ε e_k): the −ε step, and vice versa
-            let plus = super::state::rotation_vector(&(c * est.rotation_step(1, axis) * pa.q));
-            let minus = super::state::rotation_vector(&(c * est.rotation_step(0, axis) * pa.q));
-            let col = (torque_of(&plus, &wd0) - torque_of(&minus, &wd0)) * (0.5 / eps_r);
-            d_theta.set_column(axis, &col);
-            let mut dw = Vector3::zeros();
-            dw[axis] = eps_w;
-            let col = (torque_of(&e0, &(wd0 - qa_inv * dw)) - tau0) * (1.0 / eps_w);
-            d_omega.set_column(axis, &col);
-        }
         Some((
             tau0,
             est.pd_gradient_from_child(pa, pb, &tau0, d_theta, d_omega),
@@ -250,12 +275,36 @@ impl Tracking {
     }
 }
 
+/// ∂τ/∂δθ_b by central differences and ∂τ/∂ω_b by forward differences from `tau0`, along
+/// `est`'s steps: `turned(r)` is τ with the child turned, R_b ← r R_b; `spun(δω)` is τ
+/// with ω_b ← ω_b + δω.
+fn child_columns(
+    est: &GradientEstimator,
+    tau0: &Vector3<f64>,
+    turned: impl Fn(&UnitQuaternion<f64>) -> Vector3<f64>,
+    spun: impl Fn(&Vector3<f64>) -> Vector3<f64>,
+) -> (Matrix3<f64>, Matrix3<f64>) {
+    let opts = est.options();
+    let (eps_r, eps_w) = (opts.eps_rotation, opts.eps_angular_velocity);
+    let mut d_theta = Matrix3::zeros();
+    let mut d_omega = Matrix3::zeros();
+    for axis in 0..3 {
+        let plus = turned(est.rotation_step(0, axis));
+        let minus = turned(est.rotation_step(1, axis));
+        d_theta.set_column(axis, &((plus - minus) * (0.5 / eps_r)));
+        let mut dw = Vector3::zeros();
+        dw[axis] = eps_w;
+        d_omega.set_column(axis, &((spun(&dw) - tau0) * (1.0 / eps_w)));
+    }
+    (d_theta, d_omega)
+}
+
 impl JointTorque for Tracking {
     fn torque(&self, body: usize, parent: &BodyState, child: &BodyState, _t: f64) -> Vector3<f64> {
         self.feedback(body, parent, child)
     }
 
-    /// Ball joints: [`ball_feedback_and_gradient`](Tracking::ball_feedback_and_gradient),
+    /// Ball and hinge joints: [`own_feedback_and_gradient`](Tracking::own_feedback_and_gradient),
     /// about half the work of ten [`feedback`](Tracking::feedback) evaluations.
     fn torque_and_gradient(
         &self,
@@ -265,7 +314,7 @@ impl JointTorque for Tracking {
         _t: f64,
         est: &GradientEstimator,
     ) -> Option<(Vector3<f64>, TorqueGradient)> {
-        self.ball_feedback_and_gradient(body, parent, child, est)
+        self.own_feedback_and_gradient(body, parent, child, est)
     }
 
     fn is_active(&self, body: usize) -> bool {
@@ -404,7 +453,7 @@ mod tests {
         let mut tr = Tracking::new(&model, &Gains::default());
         assert!(tr.affine_in_angular_velocity());
         let mut kinds = [false; 3];
-        let mut own_checked = 0;
+        let mut own_checked = [0; 2];
         for (b, body) in model.bodies.iter().enumerate() {
             let (Some(a), Some(j)) = (body.parent, body.joint.as_ref()) else {
                 continue;
@@ -446,18 +495,23 @@ mod tests {
                 }
             };
             agree(&fast, "structured");
-            // a ball joint's own estimate (the step's path for PD) agrees too
+            // a ball or hinge joint's own estimate (the step's path for PD) agrees too
             match (j.kind, tr.torque_and_gradient(b, sa, sb, 0.0, &est)) {
-                (JointType::Ball, Some((t0, own))) => {
-                    assert!((t0 - tau0).amax() < 1e-12 * tau0.amax().max(1.0));
-                    agree(&own, "ball joint's own");
-                    own_checked += 1;
+                (JointType::Universal, own) => {
+                    assert!(own.is_none(), "body {b}: a universal joint has none")
                 }
-                (JointType::Ball, None) => panic!("body {b}: a ball joint has its own"),
-                (_, own) => assert!(own.is_none(), "body {b}: only ball joints"),
+                (kind, Some((t0, own))) => {
+                    assert!((t0 - tau0).amax() < 1e-12 * tau0.amax().max(1.0));
+                    agree(&own, "own");
+                    own_checked[kind as usize] += 1;
+                }
+                (_, None) => panic!("body {b}: ball and hinge joints have their own"),
             }
         }
-        assert!(own_checked >= 3, "{own_checked} ball joints checked");
+        assert!(
+            own_checked[0] >= 3 && own_checked[1] >= 1,
+            "own gradients checked on {own_checked:?} ball/hinge joints"
+        );
         assert_eq!(
             kinds, [true; 3],
             "ball, hinge and universal joints all checked"
