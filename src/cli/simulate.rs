@@ -63,7 +63,10 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
         "fell": sim.fall_time().is_some(),
         "fall_time_s": sim.fall_time(),
         "contact_fallback_steps": rec.contacts.iter().filter(|c| c.fallback).count(),
-        "feedforward": {"max_landing_error": sim.feedforward.max_landing_error},
+        "feedforward": {
+            "max_landing_error": sim.feedforward.max_landing_error,
+            "projections_reused": sim.feedforward.projections_reused,
+        },
         "floor_height_m": split.floor_height_m,
         "hand_of_god_rms_pct_bw": split.hand_of_god_rms_pct_bw,
         "residual_force_rms_pct_bw": split.residual_force_rms_pct_bw,

@@ -266,6 +266,9 @@ pub struct Stepper {
     /// The last solve left its chord iterations for later
     /// ([`solve_deferring_iterations`](Stepper::solve_deferring_iterations)).
     deferred: bool,
+    /// `kkt2` holds the factorisation of the last [`finish`](Stepper::finish)'s
+    /// post-stabilisation ([`post_stabilization_factor`](Stepper::post_stabilization_factor)).
+    post_factor: bool,
     /// Scratch for [`converged_velocities`](Stepper::converged_velocities): the solution
     /// and chord offsets it restores.
     side_sol: KktVector,
@@ -357,6 +360,7 @@ impl Stepper {
             report: StepReport::default(),
             t: 0.0,
             deferred: false,
+            post_factor: false,
             side_sol: KktVector::zeros(n),
             side_offset: vec![Vector3::zeros(); n],
         })
@@ -700,6 +704,18 @@ impl Stepper {
         result.map(|_| ())
     }
 
+    /// The factorisation of `[M −Jᵀ; J 0]` that the last [`finish`](Self::finish) built to
+    /// post-stabilise, at the poses the step reached before their projection (M and J
+    /// there; a pinned root's rows J_r = I), or `None` if that step had no such
+    /// factorisation (no pass was needed, another drift scheme, or
+    /// [`StepOptions::post_stabilization_reuse`]). A solve with it projects velocities in
+    /// the mass metric onto joint rows that differ from the next step's by the projection's
+    /// own displacement (~1e-5 m): the discrete-time inverse dynamics uses it instead of
+    /// factoring the same matrix again at the next step's start.
+    pub fn post_stabilization_factor(&self) -> Option<&BlockTree> {
+        self.post_factor.then_some(&self.kkt2)
+    }
+
     /// The change of the step's momentum rows from the last solve's velocities u to
     /// `target` (per body; N·s, then N·m·s): F(target) − F(u) with
     /// F(u) = A u + N(ω) − G ω (the rotational rows in momentum form, as the chord
@@ -753,6 +769,8 @@ impl Stepper {
         let h = self.opts.h;
         let t = self.t;
         let improved = self.opts.drift == Drift::ImprovedImplicit;
+        // the second stage builds its system in kkt2
+        self.post_factor &= !improved;
         let he = if improved { 0.5 * h } else { h };
         let n = model.bodies.len();
 
@@ -1194,6 +1212,7 @@ impl Stepper {
                 w: bottom(u),
             };
         }
+        self.post_factor = false;
         if self.opts.drift == Drift::PostStabilization {
             let reuse = self.opts.post_stabilization_reuse;
             let rep = post_stabilize(
@@ -1208,6 +1227,7 @@ impl Stepper {
             )
             .map_err(|e| StepError::Singular { t, source: e })?;
             self.report.stabilization = Some(rep);
+            self.post_factor = !reuse && rep.passes > 0;
             for (b, s) in self.next.iter().enumerate() {
                 if !(s.x.iter().all(|v| v.is_finite()) && s.q.coords.iter().all(|v| v.is_finite()))
                 {

@@ -47,6 +47,10 @@ pub struct Feedforward {
     pub max_landing_error: f64,
     /// Time of the worst landing, s.
     pub worst_landing_time: f64,
+    /// Steps whose target velocity u* was projected with the previous step's
+    /// post-stabilisation factorisation (and put on the step's own rows by one solve)
+    /// instead of a projection factored at the step's start.
+    pub projections_reused: usize,
     /// Per step k: the floor contacts that carry the figure (METHOD §12.2), when the
     /// root is spring-held; empty otherwise.
     pub support: Vec<Vec<SupportContact>>,
@@ -98,6 +102,31 @@ pub(super) fn root_target(before: &BodyKinematics, after: &BodyKinematics, h: f6
     }
 }
 
+/// The right-hand side of a velocity projection on `tree`'s rows into `x`: body rows
+/// zero, constraint rows −J u (a pinned root's rows: its target twist − u_root), so that a
+/// solve gives the correction δ with J (u + δ) = 0 (and u_root + δ_root = the target).
+/// `y` is scratch.
+fn projection_rhs(
+    tree: &BlockTree,
+    u: &[Vector6<f64>],
+    root: Option<&RootTarget>,
+    y: &mut KktVector,
+    x: &mut KktVector,
+) {
+    tree.constraint_rows(u, &mut y.rows);
+    for b in 0..tree.len() {
+        x.body[b] = Vector6::zeros();
+        let mut r = -y.rows[b];
+        if let (0, Some(t)) = (b, root) {
+            r += Vector6::new(t.v.x, t.v.y, t.v.z, t.w.x, t.w.y, t.w.z);
+        }
+        for v in r.iter_mut().skip(tree.rows(b)) {
+            *v = 0.0;
+        }
+        x.rows[b] = r;
+    }
+}
+
 impl Simulation<'_> {
     /// The discrete-time inverse dynamics along the integrator's unperturbed path. With a
     /// spring-held root the floor takes its share of the root's support (METHOD §12.2): ψ
@@ -123,6 +152,7 @@ impl Simulation<'_> {
         let mut landing: f64 = 0.0;
         let mut worst_at = 0.0;
         let mut u0 = Vec::with_capacity(n);
+        let mut reused = 0;
         let mut u_hat = vec![Vector6::zeros(); n];
         let mut u_star = vec![Vector6::zeros(); n];
         let mut split = FloorSplit::new(model, self.floor_height(), h);
@@ -142,60 +172,60 @@ impl Simulation<'_> {
             let t = k as f64 * h;
             let root = self.prepare_step();
             let start = self.state.clone();
-            // the root's target twist: a pinned root's rows in the projection below
-            let target = match &root {
-                Root::Pinned(t) => *t,
-                // re-targeted from where the root is: the stabilisation moves a free root
-                // by round-off each step, and a target that didn't see it let the whole
-                // figure drift (0.0017° per step on the demo walk)
-                Root::Spring(s) => RootTarget {
-                    v: (s.target.x - start.bodies[0].x) / h,
-                    w: (s.target.q * start.bodies[0].q.inverse()).scaled_axis() / h,
-                    ..s.target
-                },
-                Root::Free => {
-                    return Err(SimError::Settings(
-                        "the feedforward needs the root held to its mocap path".into(),
-                    ));
-                }
-            };
+            if matches!(root, Root::Free) {
+                return Err(SimError::Settings(
+                    "the feedforward needs the root held to its mocap path".into(),
+                ));
+            }
             // u₀: the step with ψ = 0, solved (linearised, its iterations deferred) but not
             // finished: ψ is then added by re-solving with its factorisation, exactly as
             // `step` does.
             self.solve_without_feedforward(&root, None, None, t)?;
-            // u*: body displacements to the reference pose at t+h, projected onto the
-            // joint constraints at p_k (root rows: the root target twist) in the mass
-            // metric. (The step's own M̃, whose factorisation the step already holds, would
-            // save this factorisation, but the demo walk then tracks 5× (spring-held root)
-            // to 60× (pinned) less closely: RMS 0.0018° → 0.0089°, 9e-5° → 0.0054°.)
-            assemble_projection(model, &start.bodies, Some(&target), &mut proj)
-                .map_err(|e| SimError::Settings(e.to_string()))?;
-            proj.factor_symmetric()
-                .map_err(|e| SimError::Settings(e.to_string()))?;
+            // u*: body displacements to the reference pose at t+h, projected in the mass
+            // metric onto the joint rows at p_k (and a pinned root's rows: its target
+            // twist). The last step's post-stabilisation factored that matrix at the poses
+            // it then corrected by ~1e-5 m: its factorisation projects onto rows that close
+            // to p_k's, and one solve with the step's own factorisation puts u* exactly on
+            // the rows the step enforces (J(p_k) u* = 0). Only without one (the first
+            // step, another drift scheme, no pass needed) is the projection factored here.
+            // (The step's own M̃ alone would save this too, but the demo walk then tracks
+            // 5× (spring-held root) to 60× (pinned) less closely. A spring-held root is free
+            // in the projection: holding it to its target twist tracked 10× less closely,
+            // RMS 0.00018° → 0.0018°.)
             for ((u, s), k) in u_hat.iter_mut().zip(&start.bodies).zip(&self.kin) {
                 let dv = (k.x - s.x) / h;
                 let dw = (k.q * s.q.inverse()).scaled_axis() / h;
                 *u = Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z);
             }
-            proj.constraint_rows(&u_hat, &mut y.rows); // J û
-            for b in 0..n {
-                x.body[b] = Vector6::zeros();
-                let c = proj.rows(b);
-                let mut r = -y.rows[b];
-                if b == 0 {
-                    r = Vector6::new(
-                        target.v.x, target.v.y, target.v.z, target.w.x, target.w.y, target.w.z,
-                    ) - y.rows[0];
+            let last = (k > 0)
+                .then(|| self.stepper.post_stabilization_factor())
+                .flatten();
+            let metric = match last {
+                Some(f) => f,
+                None => {
+                    assemble_projection(model, &start.bodies, root.target(), &mut proj)
+                        .map_err(|e| SimError::Settings(e.to_string()))?;
+                    proj.factor_symmetric()
+                        .map_err(|e| SimError::Settings(e.to_string()))?;
+                    &proj
                 }
-                for i in c..6 {
-                    r[i] = 0.0;
-                }
-                x.rows[b] = r;
-            }
-            proj.solve(&mut x)
-                .map_err(|e| SimError::Settings(e.to_string()))?;
+            };
+            let singular = |e: crate::dynamics::kkt::KktError| {
+                SimError::Settings(format!("feedforward projection at t = {t:.4} s: {e}"))
+            };
+            projection_rhs(metric, &u_hat, root.target(), &mut y, &mut x);
+            metric.solve(&mut x).map_err(singular)?;
             for b in 0..n {
                 u_star[b] = u_hat[b] + x.body[b];
+            }
+            if last.is_some() {
+                reused += 1;
+                let step = self.stepper.kkt();
+                projection_rhs(step, &u_star, root.target(), &mut y, &mut x);
+                step.solve(&mut x).map_err(singular)?;
+                for (u, d) in u_star.iter_mut().zip(&x.body) {
+                    *u += d;
+                }
             }
             // F(u*) − F(u₀), F(u) = A u − G ω + N(ω) (rotational rows in momentum form),
             // with u₀ as the step holds it: linearised, its iterations still to come
@@ -323,6 +353,7 @@ impl Simulation<'_> {
                 stiffness: vec![],
                 max_landing_error: 0.0,
                 worst_landing_time: 0.0,
+                projections_reused: 0,
                 support: vec![],
                 support_split: SupportSplit::default(),
                 path: UnperturbedPath::default(),
@@ -332,6 +363,7 @@ impl Simulation<'_> {
         ff.root_impulse = root_impulse_all;
         ff.max_landing_error = landing;
         ff.worst_landing_time = worst_at;
+        ff.projections_reused = reused;
         ff.support = support_all;
         ff.support_split = split.summary();
         ff.path = path;

@@ -261,6 +261,7 @@ impl<'c> Simulation<'c> {
                     stiffness,
                     max_landing_error: 0.0,
                     worst_landing_time: 0.0,
+                    projections_reused: 0,
                     support: vec![],
                     support_split: SupportSplit::default(),
                     path: Default::default(),
