@@ -70,9 +70,6 @@ impl Ground {
         }
         for (i, p) in self.points.points().iter().enumerate() {
             let body = &state.bodies[p.body];
-            if !self.points.on_surface(i, &body.q) {
-                continue;
-            }
             let point = p.bottom(&body.x, &body.q);
             let u = &u_free[p.body];
             let v = Vector3::new(u[0], u[1], u[2])
@@ -86,7 +83,10 @@ impl Ground {
                     (point.y - self.floor_y.min(own), Vector3::zeros())
                 }
             };
-            if gap + h * (v.y - surface_velocity.y) < DETECTION_M {
+            // near the floor first: the surface test costs a closest point per capsule
+            if gap + h * (v.y - surface_velocity.y) < DETECTION_M
+                && self.points.on_surface(i, &body.q)
+            {
                 self.rows.push(FloorRow {
                     body: p.body,
                     point,
