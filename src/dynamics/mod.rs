@@ -18,6 +18,6 @@ pub use gradient::{
 pub use inverse::{InverseWorkspace, JointTorques, inertial_wrench, inverse_dynamics};
 pub use kkt::{BlockTree, KktError, KktVector, joint_rows};
 pub use stabilize::{Drift, PostStabilizationReport};
-pub use state::{BodyState, State, rotation_vector};
+pub use state::{BodyState, State, rotation_from_vector, rotation_vector};
 pub use step::{Root, RootSpring, RootTarget, StepError, StepOptions, StepReport, Stepper};
 pub use torque::{JointTorque, NoTorque, SpringDamper};

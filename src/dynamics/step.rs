@@ -43,7 +43,7 @@ use super::kkt::{BlockTree, KktError, KktVector, joint_rows};
 use super::stabilize::{
     Drift, PostStabilizationReport, constraint_error, post_stabilize, root_error,
 };
-use super::state::{BodyState, State, renormalize};
+use super::state::{BodyState, State, renormalize, rotation_from_vector};
 use super::torque::JointTorque;
 use crate::skeleton::Model;
 use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector3, Vector6};
@@ -287,7 +287,7 @@ fn bottom(v: &Vector6<f64>) -> Vector3<f64> {
 #[inline]
 fn gyro_n(h: f64, iw: &Matrix3<f64>, w: &Vector3<f64>) -> Vector3<f64> {
     let l = iw * w;
-    UnitQuaternion::from_scaled_axis(w * h) * l - l
+    rotation_from_vector(&(w * h)) * l - l
 }
 
 /// Right Jacobian of SO(3): ∂(exp(\[φ\]×) v)/∂φ = −exp(\[φ\]×) \[v\]× J_r(φ).
@@ -314,7 +314,7 @@ pub(crate) fn gyro_n_and_jacobian(
 ) -> (Vector3<f64>, Matrix3<f64>) {
     let l = iw * w;
     let phi = w * h;
-    let e = UnitQuaternion::from_scaled_axis(phi).to_rotation_matrix();
+    let e = rotation_from_vector(&phi).to_rotation_matrix();
     let e = e.matrix();
     let n = e * l - l;
     let jac = e * iw - e * l.cross_matrix() * right_jacobian(&phi) * h - iw;
@@ -1207,7 +1207,7 @@ impl Stepper {
             let u = &self.u_new[b];
             self.next[b] = BodyState {
                 x: s.x + top(up) * h,
-                q: renormalize(UnitQuaternion::from_scaled_axis(bottom(up) * h) * s.q),
+                q: renormalize(rotation_from_vector(&(bottom(up) * h)) * s.q),
                 v: top(u),
                 w: bottom(u),
             };
