@@ -37,6 +37,13 @@ pub enum OptionsError {
     SkeletonSpec(#[from] SpecError),
 }
 
+/// [`ensure`] that `v` is a finite number ≥ 0, naming `option` in the error.
+fn ensure_non_negative(option: &'static str, v: f64) -> Result<(), OptionsError> {
+    ensure(v.is_finite() && v >= 0.0, option, || {
+        format!("{option} must be a non-negative number, got {v}")
+    })
+}
+
 /// Fail with [`OptionsError::Invalid`] for `option` unless `ok`.
 fn ensure(
     ok: bool,
@@ -267,9 +274,7 @@ impl SimArgs {
             ("--damping-time", self.damping_time),
             ("--beta", self.beta),
         ] {
-            ensure(v.is_finite() && v >= 0.0, name, || {
-                format!("{name} must be a non-negative number, got {v}")
-            })?;
+            ensure_non_negative(name, v)?;
         }
 
         Ok(SimOptions {
@@ -303,9 +308,7 @@ impl SimArgs {
                         ("--balance-cv", self.balance_cv),
                         ("--root-soft-zone", self.root_soft_zone),
                     ] {
-                        ensure(v.is_finite() && v >= 0.0, name, || {
-                            format!("{name} must be a non-negative number, got {v}")
-                        })?;
+                        ensure_non_negative(name, v)?;
                     }
                     ensure(
                         self.root_soft_scale > 0.0 && self.root_soft_scale <= 1.0,

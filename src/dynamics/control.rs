@@ -162,19 +162,13 @@ impl Tracking {
                 // error rotation in the parent frame: desired · current⁻¹
                 let e = super::state::rotation_vector(&(tg.q_rel * q_rel.inverse()));
                 let wd = tg.w_rel_parent - pa.q.inverse() * w_rel_world;
-                let g = Vector3::new(
-                    k[0] * (e.x + d * wd.x),
-                    k[1] * (e.y + d * wd.y),
-                    k[2] * (e.z + d * wd.z),
-                );
-                pa.q * g
+                pa.q * ball_pd(&k, d, &e, &wd)
             }
             JointType::Hinge => {
                 let ang = crate::motion::kinematics::joint_angles(joint, &q_rel);
                 let n = pa.q * joint.axis_parent;
-                let err = crate::motion::kinematics::wrap_angle(tg.angles[0] - ang[0]);
                 let rate = n.dot(&w_rel_world);
-                n * (k[0] * (err + d * (tg.rates[0] - rate)))
+                n * axis_pd(k[0], d, tg.angles[0] - ang[0], tg.rates[0] - rate)
             }
             JointType::Universal => {
                 let (ang, _) = project_to_joint(joint, &q_rel);
@@ -183,8 +177,7 @@ impl Tracking {
                 let r = universal_rates(&n1, &n2, &w_rel_world);
                 let mut t = Vector3::zeros();
                 for (i, n) in [n1, n2].iter().enumerate() {
-                    let err = crate::motion::kinematics::wrap_angle(tg.angles[i] - ang[i]);
-                    t += n * (k[i] * (err + d * (tg.rates[i] - r[i])));
+                    t += n * axis_pd(k[i], d, tg.angles[i] - ang[i], tg.rates[i] - r[i]);
                 }
                 t
             }
@@ -220,13 +213,8 @@ impl Tracking {
                 let ra = pa.q.to_rotation_matrix();
                 let wd0 = tg.w_rel_parent - qa_inv * (pb.w - pa.w);
                 let c = tg.q_rel * pb.q.inverse();
-                let torque_of = |e: &Vector3<f64>, wd: &Vector3<f64>| {
-                    ra * Vector3::new(
-                        k[0] * (e.x + damping * wd.x),
-                        k[1] * (e.y + damping * wd.y),
-                        k[2] * (e.z + damping * wd.z),
-                    )
-                };
+                let torque_of =
+                    |e: &Vector3<f64>, wd: &Vector3<f64>| ra * ball_pd(&k, damping, e, wd);
                 let e0 = super::state::rotation_vector(&(c * pa.q));
                 let tau0 = torque_of(&e0, &wd0);
                 let (dt, dw) = child_columns(
@@ -253,8 +241,7 @@ impl Tracking {
                         .atan2(d.w)
                 };
                 let torque_of = |ang: f64, rate: f64| {
-                    let err = crate::motion::kinematics::wrap_angle(tg.angles[0] - ang);
-                    n * (k[0] * (err + damping * (tg.rates[0] - rate)))
+                    n * axis_pd(k[0], damping, tg.angles[0] - ang, tg.rates[0] - rate)
                 };
                 let a0 = angle(&pb.q);
                 let tau0 = torque_of(a0, rate0);
@@ -273,6 +260,24 @@ impl Tracking {
             est.pd_gradient_from_child(pa, pb, &tau0, d_theta, d_omega),
         ))
     }
+}
+
+/// The ball-joint PD law in the parent's frame, per axis k_i (e_i + d·ė_i) (N·m): `e` the
+/// error rotation vector (rad), `wd` the rate error (rad/s), `damping` d (s).
+#[inline]
+fn ball_pd(k: &[f64; 3], damping: f64, e: &Vector3<f64>, wd: &Vector3<f64>) -> Vector3<f64> {
+    Vector3::new(
+        k[0] * (e.x + damping * wd.x),
+        k[1] * (e.y + damping * wd.y),
+        k[2] * (e.z + damping * wd.z),
+    )
+}
+
+/// One joint axis' PD law, k (wrap(θd − θ) + d (θ̇d − θ̇)) (N·m), from the angle error
+/// θd − θ (rad, wrapped here) and the rate error θ̇d − θ̇ (rad/s).
+#[inline]
+fn axis_pd(k: f64, damping: f64, angle_error: f64, rate_error: f64) -> f64 {
+    k * (crate::motion::kinematics::wrap_angle(angle_error) + damping * rate_error)
 }
 
 /// ∂τ/∂δθ_b by central differences and ∂τ/∂ω_b by forward differences from `tau0`, along
