@@ -430,6 +430,31 @@ fn wrenched_tree(rng: &mut Rng, bodies: usize) -> (Model, State, SpringDamper, W
     (model, s0, torques, wrench)
 }
 
+/// Largest difference of two states' body twists (m/s, rad/s).
+fn twist_difference(a: &State, b: &State) -> f64 {
+    a.bodies
+        .iter()
+        .zip(&b.bodies)
+        .fold(0.0, |e, (a, b)| e.max((a.twist() - b.twist()).amax()))
+}
+
+/// A step with deferred chord iterations lands as close to the `reference` (rows
+/// converged to round-off) as the step that iterated at once, up to round-off.
+fn assert_deferred_as_close(reference: &State, iterated: &State, deferred: &State, what: &str) {
+    let scale = reference
+        .bodies
+        .iter()
+        .fold(0.0f64, |m, b| m.max(b.twist().amax()));
+    let (e_it, e_def) = (
+        twist_difference(iterated, reference),
+        twist_difference(deferred, reference),
+    );
+    assert!(
+        e_def <= 1e-12 * scale + 2.0 * e_it,
+        "{what}: deferred off by {e_def:e}, iterated by {e_it:e} (|u| {scale:e})"
+    );
+}
+
 /// Steps of 1/240 s whose rotational rows converge to round-off (no tolerance, up to 12
 /// chord iterations), for comparing solves tightly.
 fn converged_options() -> StepOptions {
@@ -544,28 +569,78 @@ fn deferred_chord_iterations_reach_the_same_step() {
             stepper.finish(&model, &mut s, &Root::Free).unwrap();
             (u0, s)
         };
-        let error = |a: &State, b: &State| {
-            let mut e: f64 = 0.0;
-            for (a, b) in a.bodies.iter().zip(&b.bodies) {
-                e = e.max((a.twist() - b.twist()).amax());
-            }
-            e
-        };
         for resolve in [false, true] {
             let (_, reference) = run(exact, false, resolve);
             let (u0_full, full) = run(opts, false, resolve);
             let (u0_side, deferred) = run(opts, true, resolve);
             assert_eq!(u0_full, u0_side, "trial {trial}: side u₀");
-            let scale = reference
-                .bodies
-                .iter()
-                .fold(0.0f64, |m, b| m.max(b.twist().amax()));
-            let (e_full, e_deferred) = (error(&full, &reference), error(&deferred, &reference));
-            assert!(
-                e_deferred <= 1e-12 * scale + 2.0 * e_full,
-                "trial {trial} (re-solve {resolve}): deferred off by {e_deferred:e}, \
-                 iterated by {e_full:e} (|u| {scale:e})"
+            assert_deferred_as_close(
+                &reference,
+                &full,
+                &deferred,
+                &format!("trial {trial} (re-solve {resolve})"),
             );
+        }
+    }
+}
+
+#[test]
+fn a_deferred_re_solve_is_converged_by_the_impulses_re_solve_or_by_finish() {
+    // The simulation adds ψ by a re-solve that leaves its chord iterations to the contact
+    // impulses' re-solve (or, without contacts, to `finish`): the step lands where
+    // iterating every re-solve does, with fewer solves when impulses follow.
+    let mut rng = Rng(13);
+    for trial in 0..6 {
+        let (model, s0, torques, wrench) = wrenched_tree(&mut rng, 4 + 3 * trial);
+        let impulses: Vec<Vector6<f64>> = (0..model.bodies.len())
+            .map(|_| {
+                let (p, l) = (rng.vec3(0.05), rng.vec3(0.01));
+                Vector6::new(p.x, p.y, p.z, l.x, l.y, l.z)
+            })
+            .collect();
+        let opts = StepOptions {
+            h: 1.0 / 240.0,
+            ..Default::default()
+        };
+        let exact = converged_options();
+        let run = |opts: StepOptions, defer: bool, impulses: Option<&[Vector6<f64>]>| {
+            let mut s = s0.clone();
+            let mut stepper = Stepper::new(&model, opts).unwrap();
+            stepper
+                .prepare(&model, &s, &Root::Free, &torques, None)
+                .unwrap();
+            stepper
+                .solve_deferring_iterations(&model, &s, &Root::Free)
+                .unwrap();
+            if defer {
+                stepper
+                    .resolve_with_external_deferring_iterations(&wrench)
+                    .unwrap();
+            } else {
+                stepper.resolve_with_external(&wrench).unwrap();
+            }
+            if let Some(i) = impulses {
+                stepper.resolve_with_impulses(i).unwrap();
+            }
+            let report = stepper.finish(&model, &mut s, &Root::Free).unwrap();
+            (s, report.gyroscopic_iterations)
+        };
+        for impulses in [None, Some(&impulses[..])] {
+            let (reference, _) = run(exact, false, impulses);
+            let (iterated, solves_iterated) = run(opts, false, impulses);
+            let (deferred, solves_deferred) = run(opts, true, impulses);
+            assert_deferred_as_close(
+                &reference,
+                &iterated,
+                &deferred,
+                &format!("trial {trial} (impulses {})", impulses.is_some()),
+            );
+            if impulses.is_some() {
+                assert!(
+                    solves_deferred < solves_iterated,
+                    "trial {trial}: {solves_deferred} solves deferred, {solves_iterated} iterated"
+                );
+            }
         }
     }
 }

@@ -678,7 +678,11 @@ impl Stepper {
             return Ok(());
         }
         self.deferred = false;
-        self.report.gyroscopic_iterations += self.iterate_gyroscopic(self.opts.h)?;
+        // as many as a re-solve after a deferred solve may take (see
+        // `resolve_with_rhs_change`), so converging here after a deferred re-solve is
+        // the same arithmetic as that re-solve iterating at once
+        let max = 2 * self.opts.gyroscopic_iterations;
+        self.report.gyroscopic_iterations += self.iterate_gyroscopic_at_most(self.opts.h, max)?;
         self.u_new.copy_from_slice(&self.sol.body);
         self.u_pos.copy_from_slice(&self.sol.body);
         Ok(())
@@ -1034,6 +1038,31 @@ impl Stepper {
         &mut self,
         extra: &[(Vector3<f64>, Vector3<f64>)],
     ) -> Result<(), StepError> {
+        self.external_rhs_change(extra)?;
+        self.resolve_with_rhs_change("external wrench", false)
+    }
+
+    /// [`resolve_with_external`](Self::resolve_with_external) leaving the chord
+    /// iterations to whatever follows (a re-solve with contact impulses, which converges
+    /// the rows with everything in them, else [`converge`](Self::converge) or
+    /// [`finish`](Self::finish)), as [`solve_deferring_iterations`](Self::solve_deferring_iterations)
+    /// does: iterating here would only be undone by the contact impulses. Until then the
+    /// velocities are the linearised step's (they differ from the converged ones by the
+    /// gyroscopic nonlinearity, ~1e-7 of the momentum).
+    pub fn resolve_with_external_deferring_iterations(
+        &mut self,
+        extra: &[(Vector3<f64>, Vector3<f64>)],
+    ) -> Result<(), StepError> {
+        self.external_rhs_change(extra)?;
+        self.resolve_with_rhs_change("external wrench", true)
+    }
+
+    /// Put external wrenches (world; N, N·m) into `res.body` as the momentum rows'
+    /// right-hand-side change h·(f, τ).
+    fn external_rhs_change(
+        &mut self,
+        extra: &[(Vector3<f64>, Vector3<f64>)],
+    ) -> Result<(), StepError> {
         let h = self.opts.h;
         let n = self.rhs_lin.len();
         if extra.len() != n {
@@ -1045,7 +1074,7 @@ impl Stepper {
         for (b, (f, tau)) in extra.iter().enumerate() {
             self.res.body[b] = Vector6::new(f.x, f.y, f.z, tau.x, tau.y, tau.z) * h;
         }
-        self.resolve_with_rhs_change("external wrench")
+        Ok(())
     }
 
     /// Add impulses (world; per body N·s, then N·m·s about the COM — e.g. contact
@@ -1065,14 +1094,19 @@ impl Stepper {
             )));
         }
         self.res.body.copy_from_slice(impulses);
-        self.resolve_with_rhs_change("impulse")
+        self.resolve_with_rhs_change("impulse", false)
     }
 
     /// Add `self.res.body` (a change of the momentum rows' right-hand side, N·s and
     /// N·m·s) to the last solve and solve again (see
     /// [`resolve_with_external`](Self::resolve_with_external)); `what` names the input in
-    /// errors.
-    fn resolve_with_rhs_change(&mut self, what: &'static str) -> Result<(), StepError> {
+    /// errors. With `defer` the chord iterations are left pending (see
+    /// [`resolve_with_external_deferring_iterations`](Self::resolve_with_external_deferring_iterations)).
+    fn resolve_with_rhs_change(
+        &mut self,
+        what: &'static str,
+        defer: bool,
+    ) -> Result<(), StepError> {
         if self.opts.drift == Drift::ImprovedImplicit {
             return Err(StepError::BadInput(format!(
                 "re-solving with an extra {what} is not available with the improved implicit scheme"
@@ -1106,6 +1140,13 @@ impl Stepper {
         for b in 0..n {
             self.sol.body[b] += self.res.body[b];
             self.sol.rows[b] += self.res.rows[b];
+        }
+        if defer {
+            self.deferred = true;
+            self.report.gyroscopic_iterations += 1;
+            self.u_new.copy_from_slice(&self.sol.body);
+            self.u_pos.copy_from_slice(&self.sol.body);
+            return Ok(());
         }
         // a deferred first solve hands its own iterations on to this one
         let max = self.opts.gyroscopic_iterations * if self.deferred { 2 } else { 1 };

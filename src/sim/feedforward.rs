@@ -283,6 +283,11 @@ impl Simulation<'_> {
                     self.solve_without_feedforward(&root, Some(&psi), None, t)?;
                 } else {
                     self.add_feedforward(Some(&psi), None, t)?;
+                    // the root rows' impulse converged, as `finish` would leave it (the
+                    // same iterations: the path is unchanged)
+                    self.stepper
+                        .converge()
+                        .map_err(|e| step_error(self.character, e, t))?;
                 }
                 // the split's size only (the pinned root keeps carrying the figure)
                 let hand_of_god = self.stepper.root_impulse();

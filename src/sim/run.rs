@@ -463,8 +463,9 @@ impl<'c> Simulation<'c> {
             self.feedforward_wrench[0].0 += Vector3::new(r[0], r[1], r[2]) / h;
             self.feedforward_wrench[0].1 += Vector3::new(r[3], r[4], r[5]) / h;
         }
+        // the contact phase's re-solve (or `finish`) runs the iterations
         self.stepper
-            .resolve_with_external(&self.feedforward_wrench)
+            .resolve_with_external_deferring_iterations(&self.feedforward_wrench)
             .map_err(|e| step_error(self.character, e, t))
     }
 
