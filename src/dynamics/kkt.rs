@@ -406,6 +406,39 @@ macro_rules! with_rows {
     };
 }
 
+/// The top-left R×C block of `m` as a fixed-size copy. The kernels below copy blocks in
+/// and out of the 6×6 storage with these plain loops: nalgebra's strided view iterators
+/// (`fixed_rows(…).into_owned()`, `copy_from` on a view) cost several times the copy
+/// itself here, ~15 % of a factorisation.
+#[inline(always)]
+fn block<const R: usize, const C: usize>(m: &Matrix6<f64>) -> SMatrix<f64, R, C> {
+    SMatrix::from_fn(|r, c| m[(r, c)])
+}
+
+/// The top-left R×C block of `m` set to `b` (see [`block`]).
+#[inline(always)]
+fn set_block<const R: usize, const C: usize>(m: &mut Matrix6<f64>, b: &SMatrix<f64, R, C>) {
+    for c in 0..C {
+        for r in 0..R {
+            m[(r, c)] = b[(r, c)];
+        }
+    }
+}
+
+/// The first C entries of `v`.
+#[inline(always)]
+fn head<const C: usize>(v: &Vector6<f64>) -> SVector<f64, C> {
+    SVector::from_fn(|r, _| v[r])
+}
+
+/// The first C entries of `v` set to `h`.
+#[inline(always)]
+fn set_head<const C: usize>(v: &mut Vector6<f64>, h: &SVector<f64, C>) {
+    for r in 0..C {
+        v[r] = h[r];
+    }
+}
+
 /// Block-path solve of a node with `C` rows: (u, λ) ← D̂⁻¹ (u, λ) with
 /// λ_C = S⁻¹(λ − Y u), u = P u + X λ_C. Entries of λ beyond C stay as given (zero).
 #[inline]
@@ -419,10 +452,10 @@ fn node_solve_block<const C: usize>(
         *u = pu;
         return;
     }
-    let r: SVector<f64, C> = lam.fixed_rows::<C>(0) - node.y.fixed_rows::<C>(0) * *u;
-    let yl: SVector<f64, C> = node.sinv.fixed_view::<C, C>(0, 0) * r;
-    *u = pu + node.x.fixed_columns::<C>(0) * yl;
-    lam.fixed_rows_mut::<C>(0).copy_from(&yl);
+    let r: SVector<f64, C> = head::<C>(lam) - block::<C, 6>(&node.y) * *u;
+    let yl: SVector<f64, C> = block::<C, C>(&node.sinv) * r;
+    *u = pu + block::<6, C>(&node.x) * yl;
+    set_head(lam, &yl);
 }
 
 /// Forward step of a block-path node `i` with `C` rows (see [`BlockTree::eliminate`]):
@@ -452,21 +485,25 @@ fn eliminate_block<const C: usize>(
     let Some(p) = parent else {
         return;
     };
+    // r̂_p −= C y with C = [A_{p,i}, −J_parentᵀ]
     let mut cy = parent_rows_transpose::<C>(jp, &x.rows[i]);
     if node.rot_only {
         let w: Vector3<f64> = apc.fixed_view::<3, 3>(3, 3) * u.fixed_rows::<3>(3);
-        let mut tail = cy.fixed_rows_mut::<3>(3);
-        tail += w;
+        for k in 0..3 {
+            cy[3 + k] -= w[k];
+        }
     } else if node.coupled {
-        cy += apc * u;
+        cy -= apc * u;
     }
-    x.body[p] -= cy;
+    x.body[p] += cy;
 }
 
-/// `−J_parentᵀ λ` of a node with `C` rows: the multipliers' push on the parent's body.
+/// `J_parentᵀ λ` of a node with `C` rows: the multipliers' pull on the parent's body
+/// (its push is the negative; written without negating, which nalgebra does element by
+/// element through an iterator).
 #[inline]
 fn parent_rows_transpose<const C: usize>(jp: &Matrix6<f64>, lam: &Vector6<f64>) -> Vector6<f64> {
-    -(jp.fixed_rows::<C>(0).transpose() * lam.fixed_rows::<C>(0))
+    block::<C, 6>(jp).tr_mul(&head::<C>(lam))
 }
 
 /// Back step of a node with `C` rows: u −= W_x u_p, λ_C −= W_λ u_p.
@@ -479,9 +516,8 @@ fn substitute_rows<const C: usize>(
 ) {
     *u -= node.wx * up;
     if C > 0 {
-        let d: SVector<f64, C> = node.wl.fixed_rows::<C>(0) * up;
-        let mut l = lam.fixed_rows_mut::<C>(0);
-        l -= d;
+        let d: SVector<f64, C> = block::<C, 6>(&node.wl) * up;
+        set_head(lam, &(head::<C>(lam) - d));
     }
 }
 
@@ -505,17 +541,17 @@ fn factor_block_spd<const C: usize>(
     if C == 0 {
         return Some(Matrix6::zeros());
     }
-    let gt: SMatrix<f64, 6, C> = j_self.fixed_rows::<C>(0).transpose();
+    let gt: SMatrix<f64, 6, C> = block::<C, 6>(j_self).transpose();
     let z = lower_solve::<6, C>(&l, &gt);
     let ls = cholesky::<C>(&(z.transpose() * z), BLOCK_PIVOT_TOLERANCE)?;
-    node.x.fixed_columns_mut::<C>(0).copy_from(&z);
-    node.sinv.fixed_view_mut::<C, C>(0, 0).copy_from(&ls);
+    set_block(&mut node.x, &z);
+    set_block(&mut node.sinv, &ls);
     if !has_parent {
         return Some(Matrix6::zeros());
     }
-    let bl: SMatrix<f64, C, 6> = j_parent.fixed_rows::<C>(0).into_owned();
+    let bl: SMatrix<f64, C, 6> = block::<C, 6>(j_parent);
     let k = lower_solve::<C, 6>(&ls, &bl);
-    Some(-(k.transpose() * k))
+    Some(Matrix6::zeros() - k.tr_mul(&k))
 }
 
 /// Node solve with [`factor_block_spd`]'s factors: (u, λ) ← D̂⁻¹(u, λ), from
@@ -528,13 +564,13 @@ fn node_solve_spd<const C: usize>(node: &NodeFactor, u: &mut Vector6<f64>, lam: 
         *u = lower_transpose_solve::<6, 1>(l, &w);
         return;
     }
-    let z = node.x.fixed_columns::<C>(0);
-    let ls: SMatrix<f64, C, C> = node.sinv.fixed_view::<C, C>(0, 0).into_owned();
+    let z = block::<6, C>(&node.x);
+    let ls = block::<C, C>(&node.sinv);
     // G y = Zᵀ L⁻¹ u = Zᵀ w
-    let r: SVector<f64, C> = lam.fixed_rows::<C>(0) - z.transpose() * w;
+    let r: SVector<f64, C> = head::<C>(lam) - z.transpose() * w;
     let yl = lower_transpose_solve::<C, 1>(&ls, &lower_solve::<C, 1>(&ls, &r));
     *u = lower_transpose_solve::<6, 1>(l, &(w + z * yl));
-    lam.fixed_rows_mut::<C>(0).copy_from(&yl);
+    set_head(lam, &yl);
 }
 
 /// Back step of a [`factor_block_spd`] node: W u_p = D̂⁻¹(0, B_λ u_p), i.e.
@@ -550,13 +586,12 @@ fn substitute_spd<const C: usize>(
     if C == 0 {
         return;
     }
-    let ls: SMatrix<f64, C, C> = node.sinv.fixed_view::<C, C>(0, 0).into_owned();
-    let b: SVector<f64, C> = jp.fixed_rows::<C>(0) * up;
+    let ls = block::<C, C>(&node.sinv);
+    let b: SVector<f64, C> = block::<C, 6>(jp) * up;
     let dl = lower_transpose_solve::<C, 1>(&ls, &lower_solve::<C, 1>(&ls, &b));
-    let du = lower_transpose_solve::<6, 1>(&node.p, &(node.x.fixed_columns::<C>(0) * dl));
+    let du = lower_transpose_solve::<6, 1>(&node.p, &(block::<6, C>(&node.x) * dl));
     *u -= du;
-    let mut l = lam.fixed_rows_mut::<C>(0);
-    l -= dl;
+    set_head(lam, &(head::<C>(lam) - dl));
 }
 
 /// Block-path factor of a node with `C` rows (see [`NodeFactor`]): fills `node` and
@@ -610,18 +645,18 @@ fn factor_block<const C: usize>(
         });
     }
     // only the node's C rows (columns of X) are stored and ever read: no zero padding
-    let g: SMatrix<f64, C, 6> = j_self.fixed_rows::<C>(0).into_owned();
+    let g: SMatrix<f64, C, 6> = block::<C, 6>(j_self);
     let x: SMatrix<f64, 6, C> = p * g.transpose();
     let (sinv, y): (SMatrix<f64, C, C>, SMatrix<f64, C, 6>) =
         (invert::<C>(&(g * x), BLOCK_PIVOT_TOLERANCE)?, g * p);
-    node.x.fixed_columns_mut::<C>(0).copy_from(&x);
-    node.y.fixed_rows_mut::<C>(0).copy_from(&y);
-    node.sinv.fixed_view_mut::<C, C>(0, 0).copy_from(&sinv);
+    set_block(&mut node.x, &x);
+    set_block(&mut node.y, &y);
+    set_block(&mut node.sinv, &sinv);
     if !has_parent {
         return Some(Matrix6::zeros());
     }
     // W = D̂⁻¹ B: multiplier rows S⁻¹(B_λ − Y B_u), body rows P B_u + X W_λ
-    let bl: SMatrix<f64, C, 6> = j_parent.fixed_rows::<C>(0).into_owned();
+    let bl: SMatrix<f64, C, 6> = block::<C, 6>(j_parent);
     let v = if rot_only {
         let mut v = bl;
         let b = a_cp.fixed_view::<3, 3>(3, 3);
@@ -639,10 +674,10 @@ fn factor_block<const C: usize>(
     if coupled {
         wx += p_bu(&p);
     }
-    node.wl.fixed_rows_mut::<C>(0).copy_from(&wl);
+    set_block(&mut node.wl, &wl);
     node.wx = wx;
     // C W with C = [A_{p,i}, −J_parentᵀ]
-    let mut cw: Matrix6<f64> = -(bl.transpose() * wl);
+    let mut cw: Matrix6<f64> = Matrix6::zeros() - bl.tr_mul(&wl);
     if coupled {
         cw += apc_w(&wx);
     }
@@ -1005,9 +1040,9 @@ impl BlockTree {
         if let Some(p) = self.parent[i] {
             let mut cy = with_rows!(c, parent_rows_transpose(&self.j_parent[i], &lam));
             if node.coupled {
-                cy += self.a_pc[i] * u;
+                cy -= self.a_pc[i] * u;
             }
-            x.body[p] -= cy;
+            x.body[p] += cy;
         }
     }
 
