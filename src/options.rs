@@ -8,7 +8,7 @@ use crate::dynamics::stabilize::Drift;
 use crate::export::gltf::GltfLayout;
 use crate::motion::reference::ReferenceOptions;
 use crate::sim::balance::FallOptions;
-use crate::sim::{RootMode, SimOptions, SpringTuning};
+use crate::sim::{Projection, RootMode, SimOptions, SpringTuning};
 use crate::skeleton::{FrameOptions, ModelOptions, SkeletonSpec, SpecError};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -168,6 +168,17 @@ pub enum DriftArg {
     Improved,
 }
 
+/// The metric of post-stabilisation and of the feedforward's target velocities.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ProjectionArg {
+    /// The step's own factorisation (M̃: mass plus the implicit PD stiffness): no extra
+    /// factorisation per step, and the closest tracking (default).
+    Step,
+    /// The thesis' mass metric [M −Jᵀ; J 0], factored afresh after every step: about 25 %
+    /// slower.
+    Mass,
+}
+
 /// How the root (pelvis) is held.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum RootArg {
@@ -191,6 +202,10 @@ pub struct SimArgs {
     /// Baumgarte β, 1/s (with --drift baumgarte).
     #[arg(long, default_value_t = 200.0)]
     pub beta: f64,
+    /// With --drift post: the metric in which the drift is projected away after each step,
+    /// and the feedforward's target velocities onto the joints (the two must agree).
+    #[arg(long, value_enum, default_value_t = ProjectionArg::Step)]
+    pub projection: ProjectionArg,
     /// Feedback stiffness per N·m of feedforward torque, 1/rad.
     #[arg(long, default_value_t = Gains::default().k_s)]
     pub k_s: f64,
@@ -291,6 +306,10 @@ impl SimArgs {
                 DriftArg::Baumgarte => Drift::Baumgarte { beta: self.beta },
                 DriftArg::Post => Drift::PostStabilization,
                 DriftArg::Improved => Drift::ImprovedImplicit,
+            },
+            projection: match self.projection {
+                ProjectionArg::Step => Projection::Step,
+                ProjectionArg::Mass => Projection::Mass,
             },
             feedforward: !self.no_feedforward,
             feedback: !self.no_feedback,

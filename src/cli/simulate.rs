@@ -65,7 +65,7 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
         "contact_fallback_steps": rec.contacts.iter().filter(|c| c.fallback).count(),
         "feedforward": {
             "max_landing_error": sim.feedforward.max_landing_error,
-            "projections_reused": sim.feedforward.projections_reused,
+            "projections_factored": sim.feedforward.projections_factored,
         },
         "floor_height_m": split.floor_height_m,
         "hand_of_god_rms_pct_bw": split.hand_of_god_rms_pct_bw,

@@ -18,6 +18,10 @@
 //!   linearised manifold. A second pass reusing the factorisation (a chord Newton step)
 //!   runs only if the error is still above the tolerance. A pinned root's rows join with
 //!   the root's pose error relative to its target, so the root is put back on its path.
+//!   Or (`StepOptions::post_stabilization_reuse`, the character simulation's default,
+//!   `crate::sim::Projection::Step`) the same projection with the step's own
+//!   factorisation, in the metric M̃ and with the rows at the step's start: chord steps,
+//!   no second factorisation.
 //! * **Improved implicit** (Hong, Welch & Choi 2005, §3), adapted to rigid bodies:
 //!   1. *Half step with the constraint solved implicitly at t + h/2.* Solve the step's
 //!      KKT system with h/2 in place of h (M̃ = M − (h/2)²∇_p f − (h/2)∇_u f, momentum
@@ -261,6 +265,28 @@ pub fn assemble_projection(
     Ok(())
 }
 
+/// Shift every body's displacement `delta` (per body: δx m, δθ rad) by one translation so
+/// that the whole figure's centre of mass does not move. A correction made by joint
+/// impulses alone leaves it in place (they cancel in pairs), and so does one weighted by M;
+/// one weighted by the step's M̃ does not when M̃ holds a root spring (its h D + h² K
+/// resist the root's share as an external impulse would). A common translation changes no
+/// joint's error, so the projection still closes the joints.
+fn keep_centre_of_mass(model: &Model, delta: &mut [Vector6<f64>]) {
+    let (mut moment, mut mass) = (Vector3::zeros(), 0.0);
+    for (body, d) in model.bodies.iter().zip(delta.iter()) {
+        moment += d.fixed_rows::<3>(0) * body.mass;
+        mass += body.mass;
+    }
+    if mass > 0.0 {
+        let shift = moment / mass;
+        for d in delta.iter_mut() {
+            for k in 0..3 {
+                d[k] -= shift[k];
+            }
+        }
+    }
+}
+
 /// Outcome of one post-stabilisation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PostStabilizationReport {
@@ -285,7 +311,9 @@ pub struct PostStabilizationReport {
 /// already hold a factorisation with the same rows (e.g. the step's `[M̃ −J(p)ᵀ; J(p) 0]`)
 /// and every pass is a chord step with it: each pass then shrinks the error by a factor
 /// of order h|ω| instead of converging quadratically, and the correction is weighted by
-/// M̃ (mass plus the implicit stiffness terms) rather than M.
+/// M̃ (mass plus the implicit stiffness terms) rather than M; without root rows the
+/// correction then gets one common translation that keeps the centre of mass in place
+/// (see [`keep_centre_of_mass`]).
 #[allow(clippy::too_many_arguments)]
 pub fn post_stabilize(
     model: &Model,
@@ -315,6 +343,9 @@ pub fn post_stabilize(
             *rv = -*rv;
         }
         kkt.solve(work)?;
+        if !assemble && root.is_none() {
+            keep_centre_of_mass(model, &mut work.body);
+        }
         for (s, d) in bodies.iter_mut().zip(&work.body) {
             let dx: Vector3<f64> = d.fixed_rows::<3>(0).into_owned();
             let dth: Vector3<f64> = d.fixed_rows::<3>(3).into_owned();

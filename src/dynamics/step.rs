@@ -152,7 +152,9 @@ pub struct StepOptions {
     /// Post-stabilise with the step's own factorisation `[M̃ −J(p)ᵀ; J(p) 0]` (chord
     /// steps) instead of factoring `[M −J(p⁺)ᵀ; J(p⁺) 0]` afresh: saves one factorisation
     /// per step; each pass then shrinks the error by ~h|ω| rather than quadratically, and
-    /// the correction is weighted by M̃ instead of M. Off by default (thesis: A = M).
+    /// the correction is weighted by M̃ instead of M. Off by default (thesis: A = M); the
+    /// character simulation turns it on ([`crate::sim::Projection::Step`]), projecting
+    /// its feedforward's target velocities with the same factorisation.
     pub post_stabilization_reuse: bool,
     /// [`Drift::ImprovedImplicit`]: the half-step rows are `J u_½ = −((1 + α)/h) g`, so
     /// the linearised error after a step is −α g (+ curvature). α = 1 is Hong et al.'s

@@ -47,10 +47,12 @@ pub struct Feedforward {
     pub max_landing_error: f64,
     /// Time of the worst landing, s.
     pub worst_landing_time: f64,
-    /// Steps whose target velocity u* was projected with the previous step's
-    /// post-stabilisation factorisation (and put on the step's own rows by one solve)
-    /// instead of a projection factored at the step's start.
-    pub projections_reused: usize,
+    /// Steps whose target velocity u* needed a projection factored at the step's start:
+    /// none with [`Projection::Step`](super::run::Projection::Step) (the step's own
+    /// factorisation projects), the first step with
+    /// [`Projection::Mass`](super::run::Projection::Mass) (then the previous step's
+    /// post-stabilisation factorisation serves), every step with other drift schemes.
+    pub projections_factored: usize,
     /// Per step k: the floor contacts that carry the figure (METHOD §12.2), when the
     /// root is spring-held; empty otherwise.
     pub support: Vec<Vec<SupportContact>>,
@@ -152,7 +154,7 @@ impl Simulation<'_> {
         let mut landing: f64 = 0.0;
         let mut worst_at = 0.0;
         let mut u0 = Vec::with_capacity(n);
-        let mut reused = 0;
+        let mut factored = 0;
         let mut u_hat = vec![Vector6::zeros(); n];
         let mut u_star = vec![Vector6::zeros(); n];
         let mut split = FloorSplit::new(model, self.floor_height(), h);
@@ -181,28 +183,32 @@ impl Simulation<'_> {
             // finished: ψ is then added by re-solving with its factorisation, exactly as
             // `step` does.
             self.solve_without_feedforward(&root, None, None, t)?;
-            // u*: body displacements to the reference pose at t+h, projected in the mass
-            // metric onto the joint rows at p_k (and a pinned root's rows: its target
-            // twist). The last step's post-stabilisation factored that matrix at the poses
-            // it then corrected by ~1e-5 m: its factorisation projects onto rows that close
-            // to p_k's, and one solve with the step's own factorisation puts u* exactly on
+            // u*: body displacements to the reference pose at t+h, projected onto the
+            // joint rows at p_k (and a pinned root's rows: its target twist) in the metric
+            // the post-stabilisation corrects in (see `Projection`). With the step's own
+            // factorisation (default) that is one solve. In the mass metric, the last
+            // step's post-stabilisation factored that matrix at the poses it then
+            // corrected by ~1e-5 m: its factorisation projects onto rows that close to
+            // p_k's, and one solve with the step's own factorisation puts u* exactly on
             // the rows the step enforces (J(p_k) u* = 0). Only without one (the first
-            // step, another drift scheme, no pass needed) is the projection factored here.
-            // (The step's own M̃ alone would save this too, but the demo walk then tracks
-            // 5× (spring-held root) to 60× (pinned) less closely. A spring-held root is free
-            // in the projection: holding it to its target twist tracked 10× less closely,
-            // RMS 0.00018° → 0.0018°.)
+            // step, another drift scheme, no pass needed) is a projection factored here.
+            // (A spring-held root is free in the projection: holding it to its target
+            // twist tracked 10× less closely, RMS 0.00018° → 0.0018°.)
             for ((u, s), k) in u_hat.iter_mut().zip(&start.bodies).zip(&self.kin) {
                 let dv = (k.x - s.x) / h;
                 let dw = (k.q * s.q.inverse()).scaled_axis() / h;
                 *u = Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z);
             }
-            let last = (k > 0)
+            let shared = self.stepper.options().post_stabilization_reuse
+                && self.stepper.options().drift == Drift::PostStabilization;
+            let last = (k > 0 && !shared)
                 .then(|| self.stepper.post_stabilization_factor())
                 .flatten();
             let metric = match last {
                 Some(f) => f,
+                None if shared => self.stepper.kkt(),
                 None => {
+                    factored += 1;
                     assemble_projection(model, &start.bodies, root.target(), &mut proj)
                         .map_err(|e| SimError::Settings(e.to_string()))?;
                     proj.factor_symmetric()
@@ -219,7 +225,6 @@ impl Simulation<'_> {
                 u_star[b] = u_hat[b] + x.body[b];
             }
             if last.is_some() {
-                reused += 1;
                 let step = self.stepper.kkt();
                 projection_rhs(step, &u_star, root.target(), &mut y, &mut x);
                 step.solve(&mut x).map_err(singular)?;
@@ -358,7 +363,7 @@ impl Simulation<'_> {
                 stiffness: vec![],
                 max_landing_error: 0.0,
                 worst_landing_time: 0.0,
-                projections_reused: 0,
+                projections_factored: 0,
                 support: vec![],
                 support_split: SupportSplit::default(),
                 path: UnperturbedPath::default(),
@@ -368,7 +373,7 @@ impl Simulation<'_> {
         ff.root_impulse = root_impulse_all;
         ff.max_landing_error = landing;
         ff.worst_landing_time = worst_at;
-        ff.projections_reused = reused;
+        ff.projections_factored = factored;
         ff.support = support_all;
         ff.support_split = split.summary();
         ff.path = path;
