@@ -104,8 +104,9 @@ def perturb(
     deterministic for a given ``seed`` (note: the CLI's ``--seed`` defaults to 1, this to 0).
     ``mass`` (kg) and ``height`` (m, stature) rescale the figure; ``step`` is the simulation
     step in s (default 1/240). Every other option of ``jostle perturb`` is a keyword by its
-    long name: ``drift="post"``, ``k_s=…``, ``k_0``, ``k_g``, ``k_stance``, ``damping_time``, ``beta``,
-    ``root="spring"|"pinned"``, ``root_hz``, ``no_ground=True``, ``no_falls=True``,
+    long name: ``drift="post"``, ``projection="step"|"mass"``, ``k_s=…``, ``k_0``, ``k_g``,
+    ``k_stance``, ``damping_time``, ``beta``, ``root="spring"|"pinned"``, ``root_hz``,
+    ``no_ground=True``, ``no_falls=True``,
     ``no_feedback=True``, ``no_feedforward=True``, ``scale``, ``keep_first_frame=True``,
     ``skeleton="spec.toml"``, ``cutoff`` (Hz), ``gltf_layout="skinned"|"nodes"``.
 

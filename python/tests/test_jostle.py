@@ -110,6 +110,14 @@ def test_options_reach_the_simulation_as_the_cli_flags(cli, tmp_path):
     assert run.step_s == pytest.approx(1 / 120)
 
 
+def test_projection_metric_reaches_the_simulation(cli, tmp_path):
+    p = cli_perturb(cli, tmp_path, DEMO, "--ball", BALL_FLAG, "--projection", "mass")
+    run = jostle.perturb(DEMO, [BALL], projection="mass")
+    assert_same_arrays(run, p["npz"])
+    default = jostle.perturb(DEMO, [BALL])
+    assert not np.array_equal(run.positions, default.positions)
+
+
 def test_flags_without_value_take_booleans(cli, tmp_path):
     p = cli_perturb(cli, tmp_path, DEMO, "--ball", BALL_FLAG, "--no-ground", "--no-falls")
     run = jostle.perturb(DEMO, [BALL], no_ground=True, no_falls=True, no_feedback=False)
