@@ -160,6 +160,9 @@ impl Simulation<'_> {
         let mut split = FloorSplit::new(model, self.floor_height(), h);
         let spring = matches!(self.opts.root, RootMode::Spring(_));
         let mut support_all = Vec::with_capacity(if spring { steps } else { 0 });
+        // u* projected with the step's own factorisation (see `Projection`)
+        let shared = self.stepper.options().post_stabilization_reuse
+            && self.stepper.options().drift == Drift::PostStabilization;
         self.tracking.enabled = self.opts.feedback;
         self.reset();
         let mut path = UnperturbedPath::default();
@@ -199,8 +202,6 @@ impl Simulation<'_> {
                 let dw = (k.q * s.q.inverse()).scaled_axis() / h;
                 *u = Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z);
             }
-            let shared = self.stepper.options().post_stabilization_reuse
-                && self.stepper.options().drift == Drift::PostStabilization;
             let last = (k > 0 && !shared)
                 .then(|| self.stepper.post_stabilization_factor())
                 .flatten();

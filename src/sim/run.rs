@@ -81,12 +81,12 @@ impl Default for SimOptions {
 /// on u* = the reference displacement minus its component in the range of A⁻¹Jᵀ, and the
 /// correction, which lies in that same range, then removes exactly that component — the
 /// pose lands on the reference to second order. Mixed (one in M, the other in M̃) the
-/// demo walk tracked 25–50× less closely (RMS 0.005–0.009°).
+/// demo walk and CMU 01_01 tracked 21–49× less closely (RMS 0.005–0.009°).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Projection {
     /// The step's own factorisation `[M̃ −J(p)ᵀ; J(p) 0]` (default): no factorisation
     /// beyond the step's. The drift correction is a chord step with the rows at the
-    /// step's start (it shrinks the error by ~h|ω| per pass, two passes at most) in the
+    /// step's start (it shrinks the error by ~h|ω| per pass, three passes at most) in the
     /// metric of mass plus the implicit PD stiffness. Tracks 1.3–47× closer than
     /// [`Mass`](Self::Mass) on the demo walk and CMU 01_01.
     #[default]
