@@ -7,7 +7,9 @@
 //! with the reference's own contact point: its height and velocity. So a foot that rolls
 //! onto its toes, or floats a centimetre above the percentile floor in the data, meets its
 //! contact exactly where the feedforward expects it, and an unperturbed run receives
-//! exactly the floor impulses the inverse dynamics assumed. Every other point stays above
+//! exactly the floor impulses the inverse dynamics assumed (its row carries them as the
+//! contact LCP's first guess: the frictional LCP can have other solutions, such as a
+//! landing foot lifting off while the other takes the load). Every other point stays above
 //! the floor, or above its own reference height where the data put it lower (so the
 //! recording's stray low frames are not pushed up), with 1 mm of slack for the O(h²)
 //! difference between the linearised and the exact position update.
@@ -74,13 +76,17 @@ impl Ground {
             let u = &u_free[p.body];
             let v = Vector3::new(u[0], u[1], u[2])
                 + Vector3::new(u[3], u[4], u[5]).cross(&(point - body.x));
-            let (gap, surface_velocity) = match self.supported[i] {
-                Some(j) => (point.y - support[j].position.y, support[j].velocity),
-                None if let_go => (point.y - self.floor_y, Vector3::zeros()),
+            let (gap, surface_velocity, expected_impulse) = match self.supported[i] {
+                Some(j) => (
+                    point.y - support[j].position.y,
+                    support[j].velocity,
+                    Some(support[j].impulse),
+                ),
+                None if let_go => (point.y - self.floor_y, Vector3::zeros(), None),
                 None => {
                     let r = &reference_next[p.body];
                     let own = p.bottom(&r.x, &r.q).y - REFERENCE_SLACK_M;
-                    (point.y - self.floor_y.min(own), Vector3::zeros())
+                    (point.y - self.floor_y.min(own), Vector3::zeros(), None)
                 }
             };
             // near the floor first: the surface test costs a closest point per capsule
@@ -93,6 +99,7 @@ impl Ground {
                     gap,
                     surface_velocity,
                     friction: self.friction,
+                    expected_impulse,
                     id: i,
                 });
             }

@@ -43,6 +43,19 @@ pub struct SupportOptions {
     pub near_floor_m: f64,
     /// Both height tests fade out over this band past their limits, m.
     pub blend_m: f64,
+    /// A point higher than this over the floor that descends faster than
+    /// [`landing_speed`](Self::landing_speed) is landing, not standing, m: no support.
+    pub landing_height_m: f64,
+    /// Downward speed of a landing point, m/s (the test fades in over
+    /// [`landing_speed_blend`](Self::landing_speed_blend) above it). Measured: a heel 7 cm
+    /// up and still falling at 1.4 m/s as CMU 01_01 lands from its jump carried load in the
+    /// split, and the simulation's floor under it, moving down with the reference, held
+    /// the foot like a hand of god: any push that lifted the heel off that moving floor
+    /// lost the force and slid the foot 4 cm (a 10 g ball did). Points low or slow carry
+    /// 94–100 % of every shared clip's support load, so the test removes only landings.
+    pub landing_speed: f64,
+    /// Band over which the landing speed test fades in, m/s.
+    pub landing_speed_blend: f64,
     /// Support needs the root's upward force to carry at least this fraction of the body
     /// weight (fading in from half of it).
     pub load_fraction: f64,
@@ -59,6 +72,9 @@ impl Default for SupportOptions {
             near_lowest_m: 0.03,
             near_floor_m: 0.10,
             blend_m: 0.01,
+            landing_height_m: 0.02,
+            landing_speed: 0.5,
+            landing_speed_blend: 0.25,
             load_fraction: 0.2,
             regularization: 1e-6,
             torque_length_m: 1.0,
@@ -226,6 +242,20 @@ fn fade(value: f64, limit: f64, band: f64) -> f64 {
     s * s * (3.0 - 2.0 * s)
 }
 
+/// How strongly a point `height` m above the floor that moves up at `vertical_velocity`
+/// m/s still counts as a support (0–1): 0 for a point landing from above the contact height
+/// ([`SupportOptions::landing_height_m`]), 1 for a point near the floor or moving slowly.
+/// Multiplies [`support_weights`].
+pub fn landing_weight(height: f64, vertical_velocity: f64, opts: &SupportOptions) -> f64 {
+    let low = fade(height, opts.landing_height_m, opts.blend_m);
+    let slow = fade(
+        -vertical_velocity,
+        opts.landing_speed,
+        opts.landing_speed_blend,
+    );
+    1.0 - (1.0 - low) * (1.0 - slow)
+}
+
 /// How strongly each contact point counts as a support at one instant (0 = not at all,
 /// 1 = fully): its bottom `bottoms[i]` (world, m) near the sample's lowest point and near
 /// the floor, and the root carrying `root_load` body weights upward.
@@ -385,6 +415,12 @@ pub struct SupportContact {
     pub position: Vector3<f64>,
 }
 
+/// The velocity of a point at `r` m from a body's COM (world) for the body's twist `u`
+/// (linear, then angular; world), m/s.
+fn point_velocity(u: &Vector6<f64>, r: &Vector3<f64>) -> Vector3<f64> {
+    Vector3::new(u[0], u[1], u[2]) + Vector3::new(u[3], u[4], u[5]).cross(r)
+}
+
 /// The root's support before and after the floor takes its part (OpenSim's residuals).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SupportSplit {
@@ -470,10 +506,16 @@ impl FloorSplit {
             &mut self.weights,
         );
         for (i, w) in self.weights.iter_mut().enumerate() {
-            let body = self.points.points()[i].body;
-            if *w > 0.0 && !self.points.on_surface(i, &start[body].1) {
-                *w = 0.0;
+            if *w == 0.0 {
+                continue;
             }
+            let body = self.points.points()[i].body;
+            if !self.points.on_surface(i, &start[body].1) {
+                *w = 0.0;
+                continue;
+            }
+            let v = point_velocity(&u_star[body], &(self.bottoms[i] - start[body].0));
+            *w *= landing_weight(self.bottoms[i].y - self.floor_y, v.y, &self.opts);
         }
         let chosen: Vec<usize> = (0..self.points.points().len())
             .filter(|&i| self.weights[i] > 0.0)
@@ -517,9 +559,7 @@ impl FloorSplit {
             let f = j / self.h;
             self.wrenches[p.body].0 += f;
             self.wrenches[p.body].1 += (pos - x).cross(&f);
-            let u = &u_star[p.body];
-            let velocity =
-                Vector3::new(u[0], u[1], u[2]) + Vector3::new(u[3], u[4], u[5]).cross(&(pos - x));
+            let velocity = point_velocity(&u_star[p.body], &(pos - x));
             out.push(SupportContact {
                 point: i,
                 impulse: *j,
@@ -664,5 +704,24 @@ mod tests {
         let high = [Vector3::new(0.0, 0.2, 0.0)];
         support_weights(&high, 0.0, 1.0, &opts, &mut w);
         assert_eq!(w[0], 0.0);
+    }
+
+    #[test]
+    fn a_landing_point_carries_nothing_until_it_is_down_or_slow() {
+        let opts = SupportOptions::default();
+        // CMU 01_01's heel at touchdown: 7 cm up, falling at 1.4 m/s
+        assert_eq!(landing_weight(0.07, -1.4, &opts), 0.0);
+        // on the floor, however fast (a foot that slides or rolls in the data)
+        assert_eq!(landing_weight(0.005, -1.4, &opts), 1.0);
+        assert_eq!(landing_weight(0.005, 2.0, &opts), 1.0);
+        // floating a few cm in the data but still: a support
+        assert_eq!(landing_weight(0.06, -0.1, &opts), 1.0);
+        // lifting off is not landing
+        assert_eq!(landing_weight(0.06, 1.4, &opts), 1.0);
+        // fades in between, monotonically in both height and speed
+        let mid = landing_weight(0.025, -0.6, &opts);
+        assert!(mid > 0.0 && mid < 1.0, "{mid}");
+        assert!(landing_weight(0.028, -0.6, &opts) < mid);
+        assert!(landing_weight(0.025, -0.7, &opts) < mid);
     }
 }

@@ -36,6 +36,7 @@ pub(super) fn detect_ball_rows(
         restitution,
         friction,
         id,
+        expected_impulse: None,
     };
     for (i, ball) in balls.iter().enumerate() {
         if !ball.active {

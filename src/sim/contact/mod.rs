@@ -226,6 +226,7 @@ pub fn contact_phase_with_floor(
             restitution: 0.0,
             friction: f.friction,
             id: f.id,
+            expected_impulse: f.expected_impulse,
         });
         report.floor_contacts += 1;
     }

@@ -27,6 +27,11 @@ pub struct FloorRow {
     pub surface_velocity: Vector3<f64>,
     /// Coulomb friction coefficient.
     pub friction: f64,
+    /// The floor's impulse over the step that the reference expects at a supporting point
+    /// (world, N·s; [`SupportContact::impulse`](crate::sim::support::SupportContact)),
+    /// `None` elsewhere: the contact LCP's first guess of which of the row's variables
+    /// carry (see `solve_lcp`).
+    pub expected_impulse: Option<Vector3<f64>>,
     /// Which of the character's contact points this is (stable from step to step: the
     /// contact LCP matches rows across steps by it to start from the last active set).
     pub id: usize,
@@ -60,6 +65,8 @@ pub(super) struct ContactRow {
     /// Tells apart the rows of one pair of objects from step to step: the floor point, or
     /// the capsule a ball touches.
     pub(super) id: usize,
+    /// A floor row's [`FloorRow::expected_impulse`] (world, N·s).
+    pub(super) expected_impulse: Option<Vector3<f64>>,
 }
 
 impl ContactRow {

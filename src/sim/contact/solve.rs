@@ -8,6 +8,7 @@ use super::rows::{ContactRow, FLOOR_COMPLIANCE, RowFrame, RowKey, row_directions
 use super::{ContactError, ContactOptions, ContactReport, ContactWorkspace};
 use crate::contact::impulse::{FrictionLayout, friction_lcp};
 use crate::contact::lcp::{LcpSolution, lemke, solve_from_support};
+use crate::contact::tangent_directions;
 use crate::dynamics::stabilize::Drift;
 use crate::dynamics::state::State;
 use crate::dynamics::step::Stepper;
@@ -244,6 +245,46 @@ fn free_velocities(frame: &RowFrame, opts: &ContactOptions) -> (DVector<f64>, DV
     (free, plain)
 }
 
+/// The guessed support of the contact LCP: the last step's (`warm`), with every row that
+/// carries an expected impulse (a point the reference supports) guessed from it instead:
+/// normal active, the one or two friction directions closest to its tangential part
+/// active, not sliding. The frictional LCP can have several solutions: measured on CMU
+/// 01_01, a heel that became a support as it landed was guessed open (a new row), and the
+/// open solution (heel lifting off while the other foot took the whole load) was accepted,
+/// so the unperturbed run left the feedforward's path by 1.6 m/s. `None` when there is
+/// neither.
+fn guess_expected(
+    rows: &[ContactRow],
+    layout: FrictionLayout,
+    warm: Option<Vec<bool>>,
+) -> Option<Vec<bool>> {
+    if rows.iter().all(|r| r.expected_impulse.is_none()) {
+        return warm;
+    }
+    let mut guess = warm.unwrap_or_else(|| vec![false; layout.size()]);
+    for (c, r) in rows.iter().enumerate() {
+        let Some(f) = r.expected_impulse else {
+            continue;
+        };
+        let normal = f.dot(&r.n);
+        guess[layout.normal(c)] = normal > 0.0;
+        guess[layout.slack(c)] = false;
+        let tangential = f - r.n * normal;
+        let dots: Vec<f64> = tangent_directions(&r.n, layout.directions)
+            .iter()
+            .map(|t| t.dot(&tangential))
+            .collect();
+        // the largest two positive projections: the pyramid's edges around the force
+        let mut order: Vec<usize> = (0..dots.len()).collect();
+        order.sort_by(|&a, &b| dots[b].total_cmp(&dots[a]));
+        for (k, &dot) in dots.iter().enumerate() {
+            let among_two = order.iter().take(2).any(|&o| o == k);
+            guess[layout.tangent(c, k)] = normal > 0.0 && among_two && dot > 1e-9 * normal;
+        }
+    }
+    Some(guess)
+}
+
 /// Solve the frictional LCP of `rows` (Delassus matrix `delassus`, free velocities `free`,
 /// `plain` without restitution): from the last step's active set, else with Lemke, else
 /// (reported) without restitution and friction. The impulses, in `layout`'s order.
@@ -264,11 +305,12 @@ fn solve_lcp(
     // The previous step's active set first (the same rows: planted feet, a resting ball),
     // then Lemke.
     let key: Vec<RowKey> = rows.iter().map(|r| (r.owner, r.other, r.id)).collect();
-    let guess = ws
+    let warm = ws
         .warm_start
         .take()
         .filter(|w| w.directions == d)
         .map(|w| w.support_for(&key, layout));
+    let guess = guess_expected(rows, layout, warm);
     let rules = layout.support_rules();
     let solve = || -> Result<(LcpSolution, bool), String> {
         let (m, q) = friction_lcp(layout, delassus, free, &mu).map_err(|e| e.to_string())?;
