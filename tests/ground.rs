@@ -299,6 +299,74 @@ fn a_standing_walk_hit_on_the_pelvis_or_chest_sways_and_recovers_on_planted_feet
 }
 
 #[test]
+fn a_foot_slips_only_while_it_is_down() {
+    // A lying forearm capsule, its lower end sphere's bottom the one floor point the
+    // reference supports. The simulated body is 1 cm ahead of the reference (x), and the
+    // reference stands on the floor (y = 0).
+    use jostle::motion::kinematics::BodyKinematics;
+    use jostle::sim::ground::{Ground, foot_slip};
+    use jostle::sim::support::{SupportContact, contact_points};
+    let model = common::forearm_model();
+    let points = contact_points(&model);
+    let q = UnitQuaternion::from_euler_angles(0.0, 0.0, 80f64.to_radians());
+    let (low, _) = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i, p.bottom(&Vector3::zeros(), &q).y))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("points");
+    let reference_x = Vector3::new(0.0, -points[low].bottom(&Vector3::zeros(), &q).y, 0.0);
+    let reference = [BodyKinematics {
+        x: reference_x,
+        q,
+        ..Default::default()
+    }];
+    let support = [SupportContact {
+        point: low,
+        impulse: Vector3::new(0.0, 1.0, 0.0),
+        velocity: Vector3::zeros(),
+        position: Vector3::zeros(),
+    }];
+    let ground = Ground::new(&model, 0.0);
+    let offsets_at = |dx: f64, dy: f64| {
+        let state = State {
+            bodies: vec![BodyState {
+                x: reference_x + Vector3::new(dx, dy, 0.0),
+                q,
+                ..Default::default()
+            }],
+            t: 0.0,
+        };
+        let mut offsets = vec![];
+        ground.measure(&state, &reference, &support, false, &mut offsets);
+        offsets
+    };
+    // down (1 mm above, or 1 mm into the floor): measured, with its offset
+    for dy in [1e-3, -1e-3] {
+        let o = offsets_at(0.01, dy);
+        assert_eq!(o.len(), 1, "{o:?}");
+        assert!(
+            (o[0].1[0] - 0.01).abs() < 1e-12 && o[0].1[1].abs() < 1e-12,
+            "{o:?}"
+        );
+    }
+    // still in the air, 5 mm up while the reference is down: not a slip
+    assert!(offsets_at(0.01, 5e-3).is_empty());
+    // A foot that lands 2.5 cm behind the reference's place, late, then stays put: no
+    // slip. One that lands where the reference does and then slides 2.5 cm: 2.5 cm.
+    let late: Vec<_> = [(0.0, 0.02), (-0.01, 0.01), (-0.025, 0.0), (-0.025, 0.0)]
+        .iter()
+        .map(|&(dx, dy)| offsets_at(dx, dy))
+        .collect();
+    assert!(foot_slip(&late) < 1e-12, "{late:?}");
+    let sliding: Vec<_> = [0.0, -0.01, -0.025]
+        .iter()
+        .map(|&dx| offsets_at(dx, 0.0))
+        .collect();
+    assert!((foot_slip(&sliding) - 0.025).abs() < 1e-12, "{sliding:?}");
+}
+
+#[test]
 fn a_hit_as_the_cmu_jump_lands_leaves_the_feet_where_they_land() {
     let Some(path) = common::shared_clip("cmu_01_01_jumps_turn.bvh") else {
         return;

@@ -25,6 +25,9 @@ use nalgebra::{Vector3, Vector6};
 const REFERENCE_SLACK_M: f64 = 1e-3;
 /// A point enters the LCP when its predicted gap at the end of the step is below this, m.
 const DETECTION_M: f64 = 0.01;
+/// A supported point this close above its reference's height (or below it) is on the
+/// floor for the slip measure, m.
+const TOUCHING_M: f64 = 2e-3;
 
 /// Floor contacts of one character.
 #[derive(Clone, Debug)]
@@ -109,8 +112,11 @@ impl Ground {
 
     /// After a step: the deepest any capsule end of `state` lies below the floor beyond
     /// where the reference `reference` (same time) puts it, m (≥ 0), and the horizontal
-    /// offset from the reference of each point the reference supported in the step. Once
-    /// the figure has `let_go` of its reference, the depth below the floor itself.
+    /// offset from the reference of each point the reference supported in the step that
+    /// is on the floor itself (within [`TOUCHING_M`] of its reference's height): a foot
+    /// that lands late, still in the air when the reference's is down, lands where its
+    /// swing put it, and only its drift once down is a slip. Once the figure has `let_go`
+    /// of its reference, the depth below the floor itself.
     pub fn measure(
         &self,
         state: &State,
@@ -135,7 +141,9 @@ impl Ground {
             let p = &self.points.points()[c.point];
             let (s, r) = (&state.bodies[p.body], &reference[p.body]);
             let d = p.bottom(&s.x, &s.q) - p.bottom(&r.x, &r.q);
-            offsets.push((c.point, [d.x, d.z]));
+            if d.y <= TOUCHING_M {
+                offsets.push((c.point, [d.x, d.z]));
+            }
         }
         deepest
     }

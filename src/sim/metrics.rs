@@ -58,8 +58,10 @@ pub struct PerturbMetrics {
     /// Deepest any capsule end went below the floor beyond where the reference itself puts
     /// it, mm (spring-held root: the feet and falls meet the floor; 0 with a pinned root).
     pub max_ground_penetration_mm: f64,
-    /// Largest horizontal drift of a foot while the reference holds it planted, relative to
-    /// the reference (a foot that pivots in the data does not count), mm.
+    /// Largest horizontal drift of a foot while the reference holds it planted and the foot
+    /// is down (within 2 mm of the reference's height), relative to the reference (a foot
+    /// that pivots in the data does not count, nor one landing late where its swing put
+    /// it), mm.
     pub foot_slip_mm: f64,
     /// Simulation steps.
     pub steps: usize,

@@ -38,12 +38,14 @@ pub struct Record {
     /// reference puts it, m (spring-held root; empty otherwise).
     pub ground_penetration_m: Vec<f64>,
     /// Per step: the horizontal offset from the reference (m) of each capsule end the
-    /// reference supports (spring-held root; empty otherwise). See [`Record::foot_slip_m`].
+    /// reference supports that is down (spring-held root; empty otherwise). See
+    /// [`Record::foot_slip_m`] and [`Ground::measure`](crate::sim::ground::Ground::measure).
     pub support_offsets: Vec<Vec<(usize, [f64; 2])>>,
 }
 
 impl Record {
-    /// Largest horizontal drift of a foot while the reference holds it planted, m.
+    /// Largest horizontal drift of a foot while the reference holds it planted and the foot
+    /// is down, m.
     pub fn foot_slip_m(&self) -> f64 {
         foot_slip(&self.support_offsets)
     }
