@@ -909,15 +909,6 @@ impl Stepper {
             &mut self.kkt2,
             &mut self.rhs_lin,
         );
-        Self::add_torque_terms(
-            model,
-            state,
-            &self.active,
-            &self.tgrad,
-            h,
-            &mut self.kkt2,
-            &mut self.rhs_lin,
-        );
         // + 2 J(p_½)ᵀ λ_½ (the joints' half-step impulses applied over the whole step)
         for (b, body) in model.bodies.iter().enumerate() {
             let (Some(a), Some(joint)) = (body.parent, body.joint.as_ref()) else {
@@ -950,6 +941,18 @@ impl Stepper {
                 .fixed_view_mut::<3, 3>(3, 3)
                 .copy_from(&end.world_inertia(&model.bodies[b].inertia));
         }
+        // the torque gradients after the inertia is set: they add to its diagonal blocks
+        // (set before, they were overwritten there while their couplings stayed, and the
+        // PD feedback blew the demo walk up within 5 steps)
+        Self::add_torque_terms(
+            model,
+            state,
+            &self.active,
+            &self.tgrad,
+            h,
+            &mut self.kkt2,
+            &mut self.rhs_lin,
+        );
         let pinned = root.target();
         for (b, body) in model.bodies.iter().enumerate() {
             self.sol.body[b] = self.rhs_lin[b];
