@@ -1,6 +1,8 @@
 //! Constraint-drift figures (METHOD §10; thesis §5.2.1; Hong, Welch & Choi): the same
 //! code as `examples/chain_drift.rs`.
 
+mod common;
+
 use jostle::dynamics::Drift;
 use jostle::sim::drift::{chain_drift, hong_arm};
 
@@ -61,9 +63,9 @@ fn improved_implicit_holds_stiff_joint_springs() {
     // springs' diagonal terms (the end-pose inertia was written over them while their
     // couplings stayed): this diverged within 5 steps, which had been taken for the
     // scheme's own instability.
-    use jostle::dynamics::{Root, RootTarget, SpringDamper, StepOptions, Stepper};
+    use jostle::dynamics::{SpringDamper, StepOptions, Stepper};
     use jostle::sim::models::{humanoid, humanoid_state};
-    use nalgebra::{UnitQuaternion, Vector3};
+    use nalgebra::Vector3;
     let model = humanoid();
     let (v, w) = (Vector3::new(0.5, 0.0, 0.2), Vector3::new(0.0, 0.3, 0.1));
     let stiff = SpringDamper::new(&model, 300.0, 30.0);
@@ -82,12 +84,7 @@ fn improved_implicit_holds_stiff_joint_springs() {
         let (x0, q0) = (state.bodies[0].x, state.bodies[0].q);
         for k in 1..=2000 {
             let t = k as f64 * opts.h;
-            let root = Root::Pinned(RootTarget {
-                x: x0 + v * t,
-                q: UnitQuaternion::from_scaled_axis(w * t) * q0,
-                v,
-                w,
-            });
+            let root = common::steadily_moving_root(x0, q0, v, w, t);
             stepper
                 .step(&model, &mut state, &root, &stiff, None)
                 .unwrap_or_else(|e| panic!("{drift:?} step {k}: {e}"));

@@ -429,3 +429,20 @@ pub fn stepper(model: &jostle::skeleton::Model, h: f64) -> jostle::dynamics::ste
     };
     jostle::dynamics::step::Stepper::new(model, opts).expect("stepper")
 }
+
+/// A root pinned to a target that moves steadily with twist (`v`, `w`) (m/s, rad/s) from
+/// (`x0`, `q0`), at time `t` s.
+pub fn steadily_moving_root(
+    x0: nalgebra::Vector3<f64>,
+    q0: nalgebra::UnitQuaternion<f64>,
+    v: nalgebra::Vector3<f64>,
+    w: nalgebra::Vector3<f64>,
+    t: f64,
+) -> jostle::dynamics::Root {
+    jostle::dynamics::Root::Pinned(jostle::dynamics::RootTarget {
+        x: x0 + v * t,
+        q: nalgebra::UnitQuaternion::from_scaled_axis(w * t) * q0,
+        v,
+        w,
+    })
+}
