@@ -817,6 +817,13 @@ impl BlockTree {
         &mut self.j_self[i]
     }
 
+    /// Node i's rows on its parent and on itself (first `rows(i)` rows used), both at
+    /// once: [`joint_rows`] writes them in place.
+    pub fn joint_blocks_mut(&mut self, i: usize) -> (&mut Matrix6<f64>, &mut Matrix6<f64>) {
+        self.factored = false;
+        (&mut self.j_parent[i], &mut self.j_self[i])
+    }
+
     /// The block of node i's rows on its parent (first `rows(i)` rows used).
     pub fn j_parent_mut(&mut self, i: usize) -> &mut Matrix6<f64> {
         self.factored = false;

@@ -242,12 +242,9 @@ pub fn assemble_projection(
         kkt.a_parent_child_mut(b).fill(0.0);
         match (body.parent, body.joint.as_ref()) {
             (Some(a), Some(joint)) => {
-                let mut jp = Matrix6::zeros();
-                let mut jc = Matrix6::zeros();
-                let (c, _) = joint_rows(joint, &bodies[a].q, &s.q, &mut jp, &mut jc);
+                let (jp, jc) = kkt.joint_blocks_mut(b);
+                let (c, _) = joint_rows(joint, &bodies[a].q, &s.q, jp, jc);
                 kkt.set_rows(b, c)?;
-                *kkt.j_parent_mut(b) = jp;
-                *kkt.j_self_mut(b) = jc;
             }
             _ => {
                 let pinned = b == 0 && root.is_some();

@@ -501,14 +501,11 @@ impl Stepper {
                 continue;
             };
             let (sa, sb) = (&state.bodies[a], &state.bodies[b]);
-            let mut jp = Matrix6::zeros();
-            let mut jc = Matrix6::zeros();
-            let (c, _) = joint_rows(joint, &sa.q, &sb.q, &mut jp, &mut jc);
+            let (jp, jc) = self.kkt.joint_blocks_mut(b);
+            let (c, _) = joint_rows(joint, &sa.q, &sb.q, jp, jc);
             self.kkt
                 .set_rows(b, c)
                 .map_err(|e| StepError::Singular { t, source: e })?;
-            *self.kkt.j_parent_mut(b) = jp;
-            *self.kkt.j_self_mut(b) = jc;
             self.active[b] = torques.is_active(b);
             if !self.active[b] {
                 continue;
@@ -959,12 +956,8 @@ impl Stepper {
             self.sol.rows[b].fill(0.0);
             let rows = match (body.parent, body.joint.as_ref()) {
                 (Some(a), Some(joint)) => {
-                    let mut jp = Matrix6::zeros();
-                    let mut jc = Matrix6::zeros();
-                    let (c, _) =
-                        joint_rows(joint, &self.next[a].q, &self.next[b].q, &mut jp, &mut jc);
-                    *self.kkt2.j_parent_mut(b) = jp;
-                    *self.kkt2.j_self_mut(b) = jc;
+                    let (jp, jc) = self.kkt2.joint_blocks_mut(b);
+                    let (c, _) = joint_rows(joint, &self.next[a].q, &self.next[b].q, jp, jc);
                     c
                 }
                 _ => {
