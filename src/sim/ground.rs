@@ -36,6 +36,8 @@ pub struct Ground {
     /// Floor height, m.
     pub floor_y: f64,
     friction: f64,
+    /// Per body: the farthest any of its floor points' bottoms lies from its COM, m.
+    reach: Vec<f64>,
     supported: Vec<Option<usize>>,
     rows: Vec<FloorRow>,
 }
@@ -44,7 +46,12 @@ impl Ground {
     /// Floor contacts of `model` on a floor at `floor_y` m.
     pub fn new(model: &Model, floor_y: f64) -> Self {
         let points = FloorPoints::new(model);
+        let mut reach = vec![0.0f64; model.num_bodies()];
+        for p in points.points() {
+            reach[p.body] = reach[p.body].max(p.center.norm() + p.radius);
+        }
         Ground {
+            reach,
             supported: vec![None; points.points().len()],
             points,
             floor_y,
@@ -73,7 +80,33 @@ impl Ground {
                 *x = Some(i);
             }
         }
+        // A body whose points all stay clear of every surface this step, by a bound that
+        // needs no point (its COM height less its reach, its fastest point's speed, the
+        // highest surface and the fastest rising one), is skipped whole: most of the
+        // figure is far above the floor.
+        let (mut highest, mut rising) = (self.floor_y, 0.0f64);
+        for s in support {
+            highest = highest.max(s.position.y);
+            rising = rising.max(s.velocity.y);
+        }
+        let mut clear_body = usize::MAX;
+        let mut checked_body = usize::MAX;
         for (i, p) in self.points.points().iter().enumerate() {
+            if p.body != checked_body {
+                checked_body = p.body;
+                let (x, u, r) = (&state.bodies[p.body].x, &u_free[p.body], self.reach[p.body]);
+                let speed = Vector3::new(u[0], u[1], u[2]).norm()
+                    + Vector3::new(u[3], u[4], u[5]).norm() * r;
+                let lowest_gap = x.y - r - highest - h * (speed + rising);
+                clear_body = if lowest_gap >= DETECTION_M {
+                    p.body
+                } else {
+                    usize::MAX
+                };
+            }
+            if p.body == clear_body {
+                continue;
+            }
             let body = &state.bodies[p.body];
             let point = p.bottom(&body.x, &body.q);
             let u = &u_free[p.body];
