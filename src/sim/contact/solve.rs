@@ -8,7 +8,6 @@ use super::rows::{ContactRow, FLOOR_COMPLIANCE, RowFrame, RowKey, row_directions
 use super::{ContactError, ContactOptions, ContactReport, ContactWorkspace};
 use crate::contact::impulse::{FrictionLayout, friction_lcp};
 use crate::contact::lcp::{LcpSolution, lemke, solve_from_support};
-use crate::contact::tangent_directions;
 use crate::dynamics::stabilize::Drift;
 use crate::dynamics::state::State;
 use crate::dynamics::step::Stepper;
@@ -94,7 +93,7 @@ pub(super) fn solve_and_apply(
         row_wrenches,
         ball_resp,
     } = delassus_matrix(&frame, stepper, ws, n, t)?;
-    let z = solve_lcp(rows, layout, &delassus, &free, &plain, ws, report, t)?;
+    let z = solve_lcp(rows, &dirs, layout, &delassus, &free, &plain, ws, report, t)?;
     report.contacts = nc;
     // Apply: the impulses gathered per character body, then re-solved into the step.
     let rhs = super::rhs_buffer(&mut ws.rhs, n);
@@ -247,14 +246,15 @@ fn free_velocities(frame: &RowFrame, opts: &ContactOptions) -> (DVector<f64>, DV
 
 /// The guessed support of the contact LCP: the last step's (`warm`), with every row that
 /// carries an expected impulse (a point the reference supports) guessed from it instead:
-/// normal active, the one or two friction directions closest to its tangential part
-/// active, not sliding. The frictional LCP can have several solutions: measured on CMU
-/// 01_01, a heel that became a support as it landed was guessed open (a new row), and the
-/// open solution (heel lifting off while the other foot took the whole load) was accepted,
-/// so the unperturbed run left the feedforward's path by 1.6 m/s. `None` when there is
-/// neither.
+/// normal active, the friction edges on either side of its tangential part active (those
+/// within the edges' spacing 2π/d of it, read from the rows' directions `dirs`), not
+/// sliding. The frictional LCP can have several solutions: measured on CMU 01_01, a heel
+/// that became a support as it landed was guessed open (a new row), and the open solution
+/// (heel lifting off while the other foot took the whole load) was accepted, so the
+/// unperturbed run left the feedforward's path by 1.6 m/s. `None` when there is neither.
 fn guess_expected(
     rows: &[ContactRow],
+    dirs: &[(usize, Vector3<f64>)],
     layout: FrictionLayout,
     warm: Option<Vec<bool>>,
 ) -> Option<Vec<bool>> {
@@ -262,6 +262,10 @@ fn guess_expected(
         return warm;
     }
     let mut guess = warm.unwrap_or_else(|| vec![false; layout.size()]);
+    // an edge carries force when the force is closer to it than to the next edge
+    let spacing = (std::f64::consts::TAU / layout.directions.max(1) as f64)
+        .cos()
+        .max(0.0);
     for (c, r) in rows.iter().enumerate() {
         let Some(f) = r.expected_impulse else {
             continue;
@@ -270,16 +274,10 @@ fn guess_expected(
         guess[layout.normal(c)] = normal > 0.0;
         guess[layout.slack(c)] = false;
         let tangential = f - r.n * normal;
-        let dots: Vec<f64> = tangent_directions(&r.n, layout.directions)
-            .iter()
-            .map(|t| t.dot(&tangential))
-            .collect();
-        // the largest two positive projections: the pyramid's edges around the force
-        let mut order: Vec<usize> = (0..dots.len()).collect();
-        order.sort_by(|&a, &b| dots[b].total_cmp(&dots[a]));
-        for (k, &dot) in dots.iter().enumerate() {
-            let among_two = order.iter().take(2).any(|&o| o == k);
-            guess[layout.tangent(c, k)] = normal > 0.0 && among_two && dot > 1e-9 * normal;
+        let threshold = spacing * tangential.norm() + 1e-9 * normal;
+        for k in 0..layout.directions {
+            let edge = layout.tangent(c, k);
+            guess[edge] = normal > 0.0 && dirs[edge].1.dot(&tangential) > threshold;
         }
     }
     Some(guess)
@@ -291,6 +289,7 @@ fn guess_expected(
 #[allow(clippy::too_many_arguments)]
 fn solve_lcp(
     rows: &[ContactRow],
+    dirs: &[(usize, Vector3<f64>)],
     layout: FrictionLayout,
     delassus: &DMatrix<f64>,
     free: &DVector<f64>,
@@ -310,7 +309,7 @@ fn solve_lcp(
         .take()
         .filter(|w| w.directions == d)
         .map(|w| w.support_for(&key, layout));
-    let guess = guess_expected(rows, layout, warm);
+    let guess = guess_expected(rows, dirs, layout, warm);
     let rules = layout.support_rules();
     let solve = || -> Result<(LcpSolution, bool), String> {
         let (m, q) = friction_lcp(layout, delassus, free, &mu).map_err(|e| e.to_string())?;
