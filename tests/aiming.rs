@@ -180,3 +180,175 @@ fn random_throws_record_the_body_aimed_at_and_the_body_hit() {
     // one has moved, so allow one miss of the target.
     assert!(reached >= 3, "{balls:?}");
 }
+
+/// The demo walk with its ankles and wrists as universal joints (knees and elbows are
+/// hinges by default), so every joint type's pose is exercised.
+fn demo_walk_with_universal_joints() -> Character {
+    use jostle::skeleton::SkeletonSpec;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("skeletons/cmu31.toml")).unwrap();
+    assert!(
+        !text.contains("[joint_types]"),
+        "the test adds its own table"
+    );
+    let text = format!(
+        "{text}\n[joint_types]\nleft_foot = \"universal\"\nright_foot = \"universal\"\n\
+         left_hand = \"universal\"\n"
+    );
+    let spec = SkeletonSpec::from_toml(&text, "cmu31+universal").unwrap();
+    let mut opts = CharacterOptions::default();
+    opts.model.spec = Some(spec);
+    let c = Character::load(&root.join("mocap/demo_walk.bvh"), &opts).unwrap();
+    let kinds: Vec<_> = c
+        .model
+        .bodies
+        .iter()
+        .filter_map(|b| b.joint.as_ref())
+        .map(|j| j.kind)
+        .collect();
+    use jostle::skeleton::JointType;
+    for k in [JointType::Ball, JointType::Hinge, JointType::Universal] {
+        assert!(kinds.contains(&k), "{k:?} missing");
+    }
+    c
+}
+
+#[test]
+fn posing_without_rates_matches_the_full_sample_to_the_bit() {
+    use jostle::motion::kinematics::{BodyKinematics, BodyPose};
+    for c in [demo_walk(), demo_walk_with_universal_joints()] {
+        let (m, r) = (&c.model, &c.reference);
+        let mut kin = vec![BodyKinematics::default(); m.num_bodies()];
+        let mut pose = vec![BodyPose::default(); m.num_bodies()];
+        let (mut s1, mut s2) = (Default::default(), Default::default());
+        for k in 0..=400 {
+            // past both ends too (clamped)
+            let t = -0.5 + k as f64 * (r.duration + 1.0) / 400.0;
+            r.sample(m, t, &mut s1, &mut kin);
+            r.sample_pose(m, t, &mut s2, &mut pose);
+            for b in 0..m.num_bodies() {
+                let (x1, x2) = (kin[b].x, pose[b].x);
+                let (q1, q2) = (kin[b].q.coords, pose[b].q.coords);
+                for i in 0..3 {
+                    assert_eq!(x1[i].to_bits(), x2[i].to_bits(), "t {t} body {b} x");
+                }
+                for i in 0..4 {
+                    assert_eq!(q1[i].to_bits(), q2[i].to_bits(), "t {t} body {b} q");
+                }
+            }
+            // the root joint, from which the root body's centre is q · com
+            let p = r.root_position(t);
+            let x0 = p + kin[0].q * m.bodies[0].com;
+            assert_eq!(x0, kin[0].x, "t {t}: root position");
+        }
+    }
+}
+
+/// What [`first_body_on_flight`] answered before it skipped far samples and posed without
+/// rates: every sample posed in full.
+fn first_body_posing_every_sample(
+    c: &Character,
+    t0: f64,
+    origin: &Vector3<f64>,
+    velocity: &Vector3<f64>,
+    radius: f64,
+    until: f64,
+    target: Option<usize>,
+) -> Option<(usize, f64)> {
+    use jostle::contact::collide::{Sphere, WorldCapsule, sphere_capsule};
+    use jostle::sim::aim::CLEARANCE_M;
+    let (m, r) = (&c.model, &c.reference);
+    let speed = velocity.norm() + m.gravity.norm() * (until - t0).max(0.0);
+    let dt = (0.25 * radius / speed.max(1e-3)).clamp(1e-4, 0.01);
+    let n = ((until - t0) / dt).ceil().max(0.0) as usize;
+    let mut kin = vec![Default::default(); m.num_bodies()];
+    let mut scratch = Default::default();
+    for k in 0..=n {
+        let t = (t0 + k as f64 * dt).min(until);
+        let s = t - t0;
+        let ball = Sphere::new(origin + velocity * s + 0.5 * m.gravity * s * s, radius);
+        r.sample(m, t.clamp(0.0, r.duration), &mut scratch, &mut kin);
+        let mut best: Option<(usize, f64)> = None;
+        for (b, body) in m.bodies.iter().enumerate() {
+            let margin = if Some(b) == target { 0.0 } else { CLEARANCE_M };
+            for cap in &body.capsules {
+                let w = WorldCapsule::from_body(cap, &kin[b].x, &kin[b].q);
+                if let Some(hit) = sphere_capsule(&ball, &w, margin) {
+                    let gap = -hit.depth - margin;
+                    if best.is_none_or(|(_, g)| gap < g) {
+                        best = Some((b, gap));
+                    }
+                }
+            }
+        }
+        if let Some((b, _)) = best {
+            return Some((b, t));
+        }
+    }
+    None
+}
+
+#[test]
+fn the_pruned_flight_check_finds_what_posing_every_sample_finds() {
+    use jostle::sim::aim::reach_from_root;
+    use jostle::sim::random_throws::SplitMix64;
+    for c in [demo_walk(), demo_walk_with_universal_joints()] {
+        let (m, r) = (&c.model, &c.reference);
+        let reach = reach_from_root(m);
+        assert!(
+            reach.is_finite() && reach > 0.5 && reach < 2.0,
+            "reach {reach}"
+        );
+        let mut rng = SplitMix64(29);
+        let mut kin = vec![Default::default(); m.num_bodies()];
+        let (mut hits, mut misses, mut others) = (0, 0, 0);
+        for _ in 0..300 {
+            let t = rng.uniform(0.3, r.duration + 0.2);
+            let b = (rng.next_u64() % m.num_bodies() as u64) as usize;
+            r.sample(m, t.min(r.duration), &mut Default::default(), &mut kin);
+            // from anywhere around, aimed near (not always at) the body
+            let dir = Vector3::new(
+                rng.uniform(-1.0, 1.0),
+                rng.uniform(-0.3, 1.0),
+                rng.uniform(-1.0, 1.0),
+            )
+            .normalize();
+            let off = if rng.next_u64().is_multiple_of(2) {
+                0.0
+            } else {
+                0.3
+            };
+            let goal = kin[b].x
+                + Vector3::new(
+                    rng.uniform(-off, off),
+                    rng.uniform(-off, off),
+                    rng.uniform(-off, off),
+                );
+            let from = goal + dir * rng.uniform(0.5, 4.0);
+            let speed = rng.uniform(6.0, 18.0);
+            let Ok((t0, v)) = aim(&from, &goal, speed, t, &m.gravity) else {
+                continue;
+            };
+            let radius = rng.uniform(0.03, 0.15);
+            let until = t + rng.uniform(0.0, 0.3);
+            let target = (rng.next_u64().is_multiple_of(2)).then_some(b);
+            let fast = first_body_on_flight(m, r, t0, &from, &v, radius, until, target);
+            let full = first_body_posing_every_sample(&c, t0, &from, &v, radius, until, target);
+            assert_eq!(
+                fast.map(|(b, t)| (b, t.to_bits())),
+                full.map(|(b, t)| (b, t.to_bits())),
+                "flight from {from} at {t0} s"
+            );
+            match full {
+                Some((hit, _)) if Some(hit) == target => hits += 1,
+                Some(_) => others += 1,
+                None => misses += 1,
+            }
+        }
+        // the flights cover every answer
+        assert!(
+            hits > 20 && misses > 20 && others > 20,
+            "{hits} {misses} {others}"
+        );
+    }
+}

@@ -86,9 +86,8 @@ pub fn joint_motion_from_angles(
         JointType::Ball => JointMotion::default(),
         JointType::Hinge => {
             let n = joint.axis_child;
-            let rot = UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n), angles[0]);
             JointMotion {
-                q_rel: joint.rest_rel * rot,
+                q_rel: joint_rotation_from_angles(joint, angles),
                 w: n * rates[0],
                 dw: n * accs[0],
             }
@@ -96,14 +95,34 @@ pub fn joint_motion_from_angles(
         JointType::Universal => {
             let n1 = joint.rest_rel.inverse() * joint.axis_parent;
             let n2 = joint.axis_child;
-            let a = UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n1), angles[0]);
             let b = UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n2), angles[1]);
             let bt_n1 = b.inverse() * n1;
             JointMotion {
-                q_rel: joint.rest_rel * a * b,
+                q_rel: joint_rotation_from_angles(joint, angles),
                 w: bt_n1 * rates[0] + n2 * rates[1],
                 dw: -n2.cross(&bt_n1) * (rates[1] * rates[0]) + bt_n1 * accs[0] + n2 * accs[1],
             }
+        }
+    }
+}
+
+/// Relative rotation R_a⁻¹R_b of a hinge or universal joint from its angles (rad): the
+/// `q_rel` of [`joint_motion_from_angles`], bit for bit (the identity for a ball joint,
+/// which is not angle-parametrised).
+#[inline]
+pub fn joint_rotation_from_angles(joint: &Joint, angles: &[f64]) -> UnitQuaternion<f64> {
+    match joint.kind {
+        JointType::Ball => UnitQuaternion::identity(),
+        JointType::Hinge => {
+            let n = joint.axis_child;
+            joint.rest_rel * UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n), angles[0])
+        }
+        JointType::Universal => {
+            let n1 = joint.rest_rel.inverse() * joint.axis_parent;
+            let n2 = joint.axis_child;
+            let a = UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n1), angles[0]);
+            let b = UnitQuaternion::from_axis_angle(&Unit::new_unchecked(n2), angles[1]);
+            joint.rest_rel * a * b
         }
     }
 }
@@ -200,6 +219,54 @@ pub fn forward_kinematics(
                 - dw.cross(&r_b)
                 - w.cross(&w.cross(&r_b)),
             dw,
+        };
+    }
+}
+
+/// Pose of one body: COM position (m) and orientation (body → world), world frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyPose {
+    /// COM position, m.
+    pub x: Vector3<f64>,
+    /// Orientation (body → world).
+    pub q: UnitQuaternion<f64>,
+}
+
+impl Default for BodyPose {
+    fn default() -> Self {
+        BodyPose {
+            x: Vector3::zeros(),
+            q: UnitQuaternion::identity(),
+        }
+    }
+}
+
+/// The poses of [`forward_kinematics`] without rates (bit for bit its `x` and `q`): the
+/// root at `root_p` (its joint, m) turned by `root_q`, each joint by `q_rel[b]`
+/// (R_a⁻¹R_b; entry 0 unused). About a third of the work, for callers that only place
+/// the bodies.
+pub fn forward_poses(
+    model: &Model,
+    root_p: &Vector3<f64>,
+    root_q: &UnitQuaternion<f64>,
+    q_rel: &[UnitQuaternion<f64>],
+    out: &mut [BodyPose],
+) {
+    out[0] = BodyPose {
+        x: root_p + root_q * model.bodies[0].com,
+        q: *root_q,
+    };
+    for (bi, body) in model.bodies.iter().enumerate().skip(1) {
+        let (Some(pi), Some(joint)) = (body.parent, body.joint.as_ref()) else {
+            continue;
+        };
+        let pk = out[pi];
+        let q = pk.q * q_rel[bi];
+        let r_a = pk.q * joint.parent_anchor;
+        let r_b = q * joint.child_anchor;
+        out[bi] = BodyPose {
+            x: pk.x + r_a - r_b,
+            q,
         };
     }
 }

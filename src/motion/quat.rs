@@ -40,16 +40,13 @@ pub fn normalized_quaternion_derivatives(
     dp: &Vector4<f64>,
     ddp: &Vector4<f64>,
 ) -> (UnitQuaternion<f64>, Vector3<f64>, Vector3<f64>) {
-    let r = p.norm();
-    if !(r.is_finite() && r > f64::MIN_POSITIVE) {
+    let Some((q, inv_r)) = unit_part(p) else {
         return (
             UnitQuaternion::identity(),
             Vector3::zeros(),
             Vector3::zeros(),
         );
-    }
-    let inv_r = 1.0 / r;
-    let q = p * inv_r;
+    };
     let s = q.dot(dp);
     let dq = (dp - q * s) * inv_r;
     let ds = dq.dot(dp) + q.dot(ddp);
@@ -63,6 +60,29 @@ pub fn normalized_quaternion_derivatives(
         omega.into_owned(),
         alpha.into_owned(),
     )
+}
+
+/// `p / |p|` and `1 / |p|`, or `None` if `|p|` is zero or not finite: the one
+/// normalisation both [`normalized_quaternion`] and [`normalized_quaternion_derivatives`]
+/// use, so their orientations agree to the bit.
+#[inline]
+fn unit_part(p: &Vector4<f64>) -> Option<(Vector4<f64>, f64)> {
+    let r = p.norm();
+    if !(r.is_finite() && r > f64::MIN_POSITIVE) {
+        return None;
+    }
+    let inv_r = 1.0 / r;
+    Some((p * inv_r, inv_r))
+}
+
+/// The orientation of [`normalized_quaternion_derivatives`] without its rates (bit for
+/// bit the same): `p / |p|`, or the identity if `|p|` is zero or not finite.
+#[inline]
+pub fn normalized_quaternion(p: &Vector4<f64>) -> UnitQuaternion<f64> {
+    match unit_part(p) {
+        Some((q, _)) => UnitQuaternion::new_unchecked(Quaternion::from(q)),
+        None => UnitQuaternion::identity(),
+    }
 }
 
 /// Splits `q` into `q = swing ⊗ twist`, where `twist` is a rotation about `axis` (a unit

@@ -7,10 +7,10 @@
 
 use super::filter::lowpass_filtfilt;
 use super::kinematics::{
-    BodyKinematics, JointMotion, RootMotion, forward_kinematics, joint_motion_from_angles,
-    project_to_joint,
+    BodyKinematics, BodyPose, JointMotion, RootMotion, forward_kinematics, forward_poses,
+    joint_motion_from_angles, joint_rotation_from_angles, project_to_joint,
 };
-use super::quat::{make_sign_continuous, normalized_quaternion_derivatives};
+use super::quat::{make_sign_continuous, normalized_quaternion, normalized_quaternion_derivatives};
 use super::spline::{SplineError, UniformCubicSpline};
 use crate::mocap::Clip;
 use crate::skeleton::{ClipFrames, JointType, Model};
@@ -77,6 +77,7 @@ pub struct ReferenceScratch {
     d1: Vec<f64>,
     d2: Vec<f64>,
     joints: Vec<JointMotion>,
+    q_rel: Vec<UnitQuaternion<f64>>,
 }
 
 /// Desired joint coordinates at one time, for tracking control.
@@ -294,6 +295,52 @@ impl Reference {
         }
         forward_kinematics(model, &root, &joints, out);
         s.joints = joints;
+    }
+
+    /// Pose of every body at time `t` (s, clamped to the clip): bit for bit the `x` and
+    /// `q` of [`sample`](Self::sample), at about a third of its work (no rates, no
+    /// accelerations).
+    pub fn sample_pose(
+        &self,
+        model: &Model,
+        t: f64,
+        s: &mut ReferenceScratch,
+        out: &mut [BodyPose],
+    ) {
+        let n = self.spline.n_channels();
+        if s.value.len() != n {
+            s.value = vec![0.0; n];
+        }
+        self.spline.eval_values(t, &mut s.value);
+        let v = &s.value;
+        let root_p = Vector3::new(v[0], v[1], v[2]);
+        let root_q = normalized_quaternion(&Vector4::new(v[3], v[4], v[5], v[6]));
+        s.q_rel
+            .resize(model.bodies.len(), UnitQuaternion::identity());
+        for (b, q) in s.q_rel.iter_mut().enumerate().skip(1) {
+            *q = match (self.slots[b], model.bodies[b].joint.as_ref()) {
+                (Some(slot), Some(joint)) => {
+                    let o = slot.offset;
+                    match slot.kind {
+                        JointType::Ball => {
+                            normalized_quaternion(&Vector4::new(v[o], v[o + 1], v[o + 2], v[o + 3]))
+                        }
+                        JointType::Hinge | JointType::Universal => {
+                            joint_rotation_from_angles(joint, &v[o..o + joint.dof()])
+                        }
+                    }
+                }
+                _ => UnitQuaternion::identity(),
+            };
+        }
+        forward_poses(model, &root_p, &root_q, &s.q_rel, out);
+    }
+
+    /// The root joint's position at time `t` (s, clamped to the clip), m: bit for bit the
+    /// point [`sample`](Self::sample) and [`sample_pose`](Self::sample_pose) place the root
+    /// body from (its centre of mass is `q · com` from it). Three spline channels only.
+    pub fn root_position(&self, t: f64) -> Vector3<f64> {
+        Vector3::from(self.spline.eval_channels::<3>(t, 0))
     }
 
     /// Desired relative rotations and rates of every joint at time `t` (s).

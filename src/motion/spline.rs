@@ -175,11 +175,7 @@ impl UniformCubicSpline {
             value.len() >= nc && d1.len() >= nc && d2.len() >= nc,
             "UniformCubicSpline::eval: output slices must hold n_channels = {nc} values"
         );
-        let (seg, u) = self.locate(t);
-        let block = &self.coeffs[seg * 4 * nc..(seg + 1) * 4 * nc];
-        let (a, rest) = block.split_at(nc);
-        let (b, rest) = rest.split_at(nc);
-        let (c, d) = rest.split_at(nc);
+        let ([a, b, c, d], u) = self.segment(t);
         let (value, d1, d2) = (&mut value[..nc], &mut d1[..nc], &mut d2[..nc]);
         for i in 0..nc {
             let (ai, bi, ci, di) = (a[i], b[i], c[i], d[i]);
@@ -187,6 +183,59 @@ impl UniformCubicSpline {
             d1[i] = bi + u * (2.0 * ci + u * (3.0 * di));
             d2[i] = 2.0 * ci + u * (6.0 * di);
         }
+    }
+
+    /// Values only (no derivatives) of every channel at time `t` (s), clamped like
+    /// [`eval`](Self::eval) and bit for bit its `value`: for callers that need a pose,
+    /// not its rates (aiming a ball, drawing a frame). Only the first `n_channels`
+    /// entries of `value` are written. Allocation-free.
+    ///
+    /// # Panics
+    /// If `value` is shorter than `n_channels` (a caller bug, not a data error).
+    #[inline]
+    pub fn eval_values(&self, t: f64, value: &mut [f64]) {
+        let nc = self.n_channels;
+        assert!(
+            value.len() >= nc,
+            "UniformCubicSpline::eval_values: the output slice must hold n_channels = {nc} values"
+        );
+        let ([a, b, c, d], u) = self.segment(t);
+        for (i, v) in value[..nc].iter_mut().enumerate() {
+            *v = a[i] + u * (b[i] + u * (c[i] + u * d[i]));
+        }
+    }
+
+    /// Values of channels `first..first + N` at time `t` (s), bit for bit those of
+    /// [`eval`](Self::eval).
+    ///
+    /// # Panics
+    /// If the channels are out of range (a caller bug).
+    #[inline]
+    pub fn eval_channels<const N: usize>(&self, t: f64, first: usize) -> [f64; N] {
+        let nc = self.n_channels;
+        assert!(
+            first + N <= nc,
+            "UniformCubicSpline::eval_channels: channels out of range"
+        );
+        let ([a, b, c, d], u) = self.segment(t);
+        std::array::from_fn(|k| {
+            let i = first + k;
+            a[i] + u * (b[i] + u * (c[i] + u * d[i]))
+        })
+    }
+
+    /// The cubic coefficients of the segment holding `t` (per channel, the value, first
+    /// derivative, half the second and a sixth of the third at the segment's start, as in
+    /// `a + u (b + u (c + u d))`), and `u = t − t_seg` (s).
+    #[inline]
+    fn segment(&self, t: f64) -> ([&[f64]; 4], f64) {
+        let nc = self.n_channels;
+        let (seg, u) = self.locate(t);
+        let block = &self.coeffs[seg * 4 * nc..(seg + 1) * 4 * nc];
+        let (a, rest) = block.split_at(nc);
+        let (b, rest) = rest.split_at(nc);
+        let (c, d) = rest.split_at(nc);
+        ([a, b, c, d], u)
     }
 
     /// Segment index and local time `u = t − t_seg` (s) for a clamped `t`.

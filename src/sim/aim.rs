@@ -5,7 +5,7 @@
 //! from another direction around the figure.
 
 use crate::contact::collide::{Sphere, WorldCapsule, sphere_capsule};
-use crate::motion::kinematics::BodyKinematics;
+use crate::motion::kinematics::BodyPose;
 use crate::motion::reference::{Reference, ReferenceScratch};
 use crate::skeleton::Model;
 use nalgebra::{UnitQuaternion, Vector3};
@@ -64,6 +64,29 @@ pub fn approach_direction(
     (turned * e.cos() + up * e.sin()).normalize()
 }
 
+/// How far any point of the figure's capsules can be from the root joint (m), whatever
+/// the pose: the root body's centre of mass lies |com| from it, each child's |parent
+/// anchor| + |child anchor| from its parent's, and a capsule's points within its farther
+/// end plus its radius from its body's centre (by convexity). Infinite for a model whose
+/// forward kinematics leaves a body unplaced (a non-root body without a joint).
+pub fn reach_from_root(model: &Model) -> f64 {
+    let mut centre = vec![0.0; model.num_bodies()];
+    let mut reach: f64 = 0.0;
+    for (b, body) in model.bodies.iter().enumerate() {
+        centre[b] = match (b, body.parent, body.joint.as_ref()) {
+            (0, _, _) => body.com.norm(),
+            (_, Some(p), Some(j)) if p < b => {
+                centre[p] + j.parent_anchor.norm() + j.child_anchor.norm()
+            }
+            _ => return f64::INFINITY,
+        };
+        for cap in &body.capsules {
+            reach = reach.max(centre[b] + cap.a.norm().max(cap.b.norm()) + cap.radius);
+        }
+    }
+    reach
+}
+
 /// The first body the ball touches along its free flight (launched at `t0` from `origin`
 /// with `velocity`, radius `radius`, under `gravity`) until `until` (s), against the
 /// reference pose at each instant, and when: `None` if it touches none. Bodies other than
@@ -71,6 +94,11 @@ pub fn approach_direction(
 ///
 /// The flight is sampled every quarter of the ball's radius of travel (≈ 2 ms at 12 m/s
 /// for a handball), fine enough that a ball cannot pass through a capsule between samples.
+/// A sample where the ball is farther from the root joint than [`reach_from_root`] plus
+/// its radius and the clearance cannot touch anything, and poses no body (most of a
+/// flight from [`DEFAULT_DISTANCE`](super::scenario::DEFAULT_DISTANCE)); the others pose
+/// the bodies without their rates ([`Reference::sample_pose`]). Both give the answer of
+/// posing every sample in full, to the bit (tested).
 #[allow(clippy::too_many_arguments)]
 pub fn first_body_on_flight(
     model: &Model,
@@ -85,38 +113,50 @@ pub fn first_body_on_flight(
     let speed = velocity.norm() + model.gravity.norm() * (until - t0).max(0.0);
     let dt = (0.25 * radius / speed.max(1e-3)).clamp(1e-4, 0.01);
     let n = ((until - t0) / dt).ceil().max(0.0) as usize;
-    let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
+    // beyond this from the root joint no capsule is within the clearance (1 µm of slack
+    // for rounding)
+    let far = reach_from_root(model) + radius + CLEARANCE_M + 1e-6;
+    let mut pose = vec![BodyPose::default(); model.num_bodies()];
     let mut scratch = ReferenceScratch::default();
     for k in 0..=n {
         let t = (t0 + k as f64 * dt).min(until);
         let s = t - t0;
         let center = origin + velocity * s + 0.5 * model.gravity * s * s;
-        let ball = Sphere::new(center, radius);
-        reference.sample(
-            model,
-            t.clamp(0.0, reference.duration),
-            &mut scratch,
-            &mut kin,
-        );
-        // The body with the smallest gap decides when several are touched at one sample.
-        let mut best: Option<(usize, f64)> = None;
-        for (b, body) in model.bodies.iter().enumerate() {
-            let margin = if Some(b) == target { 0.0 } else { CLEARANCE_M };
-            for cap in &body.capsules {
-                let world = WorldCapsule::from_body(cap, &kin[b].x, &kin[b].q);
-                if let Some(c) = sphere_capsule(&ball, &world, margin) {
-                    let gap = -c.depth - margin;
-                    if best.is_none_or(|(_, g)| gap < g) {
-                        best = Some((b, gap));
-                    }
-                }
-            }
+        let tr = t.clamp(0.0, reference.duration);
+        if (center - reference.root_position(tr)).norm() > far {
+            continue;
         }
-        if let Some((b, _)) = best {
+        let ball = Sphere::new(center, radius);
+        reference.sample_pose(model, tr, &mut scratch, &mut pose);
+        if let Some(b) = first_touched(model, &ball, &pose, target) {
             return Some((b, t));
         }
     }
     None
+}
+
+/// The body `ball` touches at `pose` (others than `target` within [`CLEARANCE_M`]); the
+/// one with the smallest gap when several do.
+fn first_touched(
+    model: &Model,
+    ball: &Sphere,
+    pose: &[BodyPose],
+    target: Option<usize>,
+) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (b, body) in model.bodies.iter().enumerate() {
+        let margin = if Some(b) == target { 0.0 } else { CLEARANCE_M };
+        for cap in &body.capsules {
+            let world = WorldCapsule::from_body(cap, &pose[b].x, &pose[b].q);
+            if let Some(c) = sphere_capsule(ball, &world, margin) {
+                let gap = -c.depth - margin;
+                if best.is_none_or(|(_, g)| gap < g) {
+                    best = Some((b, gap));
+                }
+            }
+        }
+    }
+    best.map(|(b, _)| b)
 }
 
 #[cfg(test)]

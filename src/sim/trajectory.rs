@@ -1,19 +1,11 @@
 //! A recorded animation of a model: every body's pose per frame, plus thrown balls.
 //! Produced by the simulation (or from the reference motion, unperturbed); read by export.
 
-use crate::motion::kinematics::BodyKinematics;
 use crate::motion::reference::{Reference, ReferenceScratch};
 use crate::skeleton::Model;
-use nalgebra::{UnitQuaternion, Vector3};
+use nalgebra::Vector3;
 
-/// Pose of one body: COM position (m) and orientation, world frame.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BodyPose {
-    /// COM position, m.
-    pub x: Vector3<f64>,
-    /// Orientation (body → world).
-    pub q: UnitQuaternion<f64>,
-}
+pub use crate::motion::kinematics::BodyPose;
 
 /// A ball's path: its radius and, per frame, its centre (m) once it has been launched.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,12 +35,12 @@ impl Trajectory {
         frame_time: f64,
         frames: usize,
     ) -> Self {
-        let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
         let mut scratch = ReferenceScratch::default();
         let poses = (0..frames)
             .map(|f| {
-                reference.sample(model, f as f64 * frame_time, &mut scratch, &mut kin);
-                kin.iter().map(|k| BodyPose { x: k.x, q: k.q }).collect()
+                let mut pose = vec![BodyPose::default(); model.num_bodies()];
+                reference.sample_pose(model, f as f64 * frame_time, &mut scratch, &mut pose);
+                pose
             })
             .collect();
         Trajectory {
