@@ -8,6 +8,7 @@ use common::{Rng, motion_at, random_model, random_motion};
 use jostle::dynamics::dense::assemble;
 use jostle::dynamics::{BlockTree, KktError, KktVector, joint_rows};
 use jostle::motion::kinematics::{BodyKinematics, forward_kinematics};
+use jostle::skeleton::JointType;
 use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
 
 fn random_block(rng: &mut Rng, s: f64) -> Matrix6<f64> {
@@ -59,16 +60,33 @@ fn block_tree_matches_dense_lu_on_random_trees() {
             (&jdense - &sys.j).amax() < 1e-14,
             "trial {trial}: rows differ from oracle"
         );
-        // A: oracle mass blocks plus random non-symmetric perturbations and couplings
+        // A: oracle mass blocks plus random non-symmetric perturbations and couplings:
+        // full 6×6 couplings, or (every third trial) torque-only ones as PD feedback gives
+        let torque_only = trial % 3 == 1;
+        let coupling = |rng: &mut Rng| {
+            let mut m = random_block(rng, 0.3);
+            if torque_only {
+                m.fixed_columns_mut::<3>(0).fill(0.0);
+                m.fixed_rows_mut::<3>(0).fill(0.0);
+            }
+            m
+        };
         for b in 0..n {
             let mb = sys.m.fixed_view::<6, 6>(6 * b, 6 * b).into_owned();
             *kkt.diag_mut(b) = mb + random_block(&mut rng, 0.2);
             if model.bodies[b].parent.is_some() {
-                *kkt.a_child_parent_mut(b) = random_block(&mut rng, 0.3);
-                *kkt.a_parent_child_mut(b) = random_block(&mut rng, 0.3);
+                *kkt.a_child_parent_mut(b) = coupling(&mut rng);
+                *kkt.a_parent_child_mut(b) = coupling(&mut rng);
             }
         }
         kkt.factor().unwrap();
+        // every ball joint is eliminated in its null space (the reduced path)
+        let balls = model
+            .bodies
+            .iter()
+            .filter(|b| b.joint.as_ref().is_some_and(|j| j.kind == JointType::Ball))
+            .count();
+        assert_eq!(kkt.null_space_nodes(), balls, "trial {trial}");
 
         // dense system in flatten order: [A −Jᵀ; J 0] with the root's rows first if pinned
         let dense = kkt.to_dense();

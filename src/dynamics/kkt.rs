@@ -231,6 +231,9 @@ struct NodeFactor {
     /// Symmetric positive definite node held as Cholesky factors (see
     /// [`factor_block_spd`]): `p` holds L, `x` holds Z, `sinv` holds L_S.
     sym: bool,
+    /// Ball-joint node solved in the joint's null space (see [`factor_ball_null`]): `p`
+    /// holds Â, `x` holds K (top-left 3×3), `sinv` holds D⁻¹ (top-left 3×3).
+    null: bool,
     p: Matrix6<f64>,
     x: Matrix6<f64>,
     y: Matrix6<f64>,
@@ -246,6 +249,7 @@ impl Default for NodeFactor {
             coupled: false,
             rot_only: false,
             sym: false,
+            null: false,
             p: Matrix6::zeros(),
             x: Matrix6::zeros(),
             y: Matrix6::zeros(),
@@ -475,6 +479,8 @@ fn eliminate_block<const C: usize>(
     let lam = &mut x.rows[i];
     if node.sym {
         node_solve_spd::<C>(node, &mut u, lam);
+    } else if node.null {
+        node_solve_ball_null(node, &mut u, lam);
     } else {
         node_solve_block::<C>(node, &mut u, lam);
     }
@@ -682,6 +688,208 @@ fn factor_block<const C: usize>(
         cw += apc_w(&wx);
     }
     Some(cw)
+}
+
+/// True if a node's 3 rows are a ball joint's, `G = [−I | K]` (the child's point velocity
+/// v − r × ω matched to the parent's; see [`joint_rows`]): exactly −I on the linear part,
+/// zero below the 3 rows.
+#[inline]
+fn ball_rows(g: &Matrix6<f64>) -> bool {
+    let mut ok = true;
+    for r in 0..3 {
+        for c in 0..3 {
+            ok &= g[(r, c)] == if r == c { -1.0 } else { 0.0 };
+        }
+    }
+    ok
+}
+
+/// Factor of a ball-joint node in the joint's null space (the reduced-coordinate
+/// elimination of Featherstone's articulated bodies, kept in this tree's terms): with
+/// `G = [−I | K]`, every velocity that satisfies G u = c is u = E c + S s with
+/// E = [−I; 0] and S = [K; I] (G S = 0), and Sᵀ Gᵀ = 0 takes the multipliers out of the
+/// momentum rows, leaving the 3×3 system D s = Sᵀ(r − Â E c), D = Sᵀ Â S. The multipliers
+/// follow from the momentum rows' linear part, λ = (r − Â u)_top. The node's response to
+/// its parent, W = D̂⁻¹ [A_{i,p}; J_parent], is built the same way, and the parent update
+/// is C W as on the block path. Work: one 3×3 inverse and products with the 3×3 K instead
+/// of a 6×6 inverse and the 3×6 row products, about half the multiply-adds. `None` if D
+/// has no usable pivot (the caller then takes the block path).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn factor_ball_null(
+    ahat: &Matrix6<f64>,
+    j_self: &Matrix6<f64>,
+    j_parent: &Matrix6<f64>,
+    a_cp: &Matrix6<f64>,
+    a_pc: &Matrix6<f64>,
+    has_parent: bool,
+    coupled: bool,
+    node: &mut NodeFactor,
+) -> Option<Matrix6<f64>> {
+    let k: Matrix3<f64> = Matrix3::from_fn(|r, c| j_self[(r, 3 + c)]);
+    // Â S = Â[:, :3] K + Â[:, 3:]
+    let mut a_s = [[0.0f64; 3]; 6];
+    for r in 0..6 {
+        for c in 0..3 {
+            let mut v = ahat[(r, 3 + c)];
+            for l in 0..3 {
+                v += ahat[(r, l)] * k[(l, c)];
+            }
+            a_s[r][c] = v;
+        }
+    }
+    // D = Sᵀ Â S = Kᵀ (Â S)_top + (Â S)_bottom
+    let d = Matrix3::from_fn(|r, c| {
+        let mut v = a_s[3 + r][c];
+        for l in 0..3 {
+            v += k[(l, r)] * a_s[l][c];
+        }
+        v
+    });
+    let dinv = invert::<3>(&d, BLOCK_PIVOT_TOLERANCE)?;
+    node.p = *ahat;
+    set_block(&mut node.x, &k);
+    set_block(&mut node.sinv, &dinv);
+    if !has_parent {
+        return Some(Matrix6::zeros());
+    }
+    let rot_only = node.rot_only;
+    // R = A_{i,p} − Â E B_λ = A_{i,p} + Â[:, :3] B_λ (B_λ: the parent's 3 rows)
+    let mut rr = Matrix6::zeros();
+    for c in 0..6 {
+        for r in 0..6 {
+            let mut v = 0.0;
+            for l in 0..3 {
+                v += ahat[(r, l)] * j_parent[(l, c)];
+            }
+            rr[(r, c)] = v;
+        }
+    }
+    if coupled {
+        if rot_only {
+            for c in 3..6 {
+                for r in 3..6 {
+                    rr[(r, c)] += a_cp[(r, c)];
+                }
+            }
+        } else {
+            rr += a_cp;
+        }
+    }
+    // Σ = D⁻¹ Sᵀ R, then W_x = E B_λ + S Σ = [−B_λ + K Σ; Σ]
+    let t = SMatrix::<f64, 3, 6>::from_fn(|r, c| {
+        let mut v = rr[(3 + r, c)];
+        for l in 0..3 {
+            v += k[(l, r)] * rr[(l, c)];
+        }
+        v
+    });
+    let sigma: SMatrix<f64, 3, 6> = dinv * t;
+    let mut wx = Matrix6::zeros();
+    for c in 0..6 {
+        for r in 0..3 {
+            let mut v = -j_parent[(r, c)];
+            for l in 0..3 {
+                v += k[(r, l)] * sigma[(l, c)];
+            }
+            wx[(r, c)] = v;
+            wx[(3 + r, c)] = sigma[(r, c)];
+        }
+    }
+    // W_λ = (A_{i,p} − Â W_x)_top
+    let mut wl = Matrix6::zeros();
+    for c in 0..6 {
+        for r in 0..3 {
+            let mut v = if coupled && !rot_only {
+                a_cp[(r, c)]
+            } else {
+                0.0
+            };
+            for l in 0..6 {
+                v -= ahat[(r, l)] * wx[(l, c)];
+            }
+            wl[(r, c)] = v;
+        }
+    }
+    // C W = A_{p,i} W_x − B_λᵀ W_λ
+    let mut cw = Matrix6::zeros();
+    for c in 0..6 {
+        for r in 0..6 {
+            let mut v = 0.0;
+            for l in 0..3 {
+                v -= j_parent[(l, r)] * wl[(l, c)];
+            }
+            cw[(r, c)] = v;
+        }
+    }
+    if coupled {
+        if rot_only {
+            for c in 0..6 {
+                for r in 3..6 {
+                    let mut v = 0.0;
+                    for l in 3..6 {
+                        v += a_pc[(r, l)] * wx[(l, c)];
+                    }
+                    cw[(r, c)] += v;
+                }
+            }
+        } else {
+            cw += a_pc * wx;
+        }
+    }
+    node.wx = wx;
+    node.wl = wl;
+    Some(cw)
+}
+
+/// Node solve with [`factor_ball_null`]'s factors: (u, λ) ← D̂⁻¹(u, λ), from
+/// s = D⁻¹ Sᵀ(r − Â E c), u = E c + S s, λ = (r − Â u)_top.
+#[inline]
+fn node_solve_ball_null(node: &NodeFactor, u: &mut Vector6<f64>, lam: &mut Vector6<f64>) {
+    let ahat = &node.p;
+    let r = *u;
+    let c = [lam[0], lam[1], lam[2]];
+    // z = r − Â E c = r + Â[:, :3] c
+    let mut z = r;
+    for l in 0..3 {
+        for i in 0..6 {
+            z[i] += ahat[(i, l)] * c[l];
+        }
+    }
+    // s = D⁻¹ (Kᵀ z_top + z_bottom)
+    let mut t = [0.0; 3];
+    for (j, tj) in t.iter_mut().enumerate() {
+        let mut v = z[3 + j];
+        for l in 0..3 {
+            v += node.x[(l, j)] * z[l];
+        }
+        *tj = v;
+    }
+    let mut sv = [0.0; 3];
+    for (j, sj) in sv.iter_mut().enumerate() {
+        let mut v = 0.0;
+        for l in 0..3 {
+            v += node.sinv[(j, l)] * t[l];
+        }
+        *sj = v;
+    }
+    // u = [−c + K s; s]
+    for j in 0..3 {
+        let mut v = -c[j];
+        for l in 0..3 {
+            v += node.x[(j, l)] * sv[l];
+        }
+        u[j] = v;
+        u[3 + j] = sv[j];
+    }
+    // λ = (r − Â u)_top
+    for j in 0..3 {
+        let mut v = r[j];
+        for l in 0..6 {
+            v -= ahat[(j, l)] * u[l];
+        }
+        lam[j] = v;
+    }
 }
 
 /// True if only the lower-right (rotational) 3×3 block of `m` is nonzero.
@@ -898,10 +1106,15 @@ impl BlockTree {
             // symmetric positive definite (a mass-metric projection, no coupling blocks):
             // Cholesky factors; else (or if that fails) inverses
             node.sym = false;
+            node.null = false;
             let mut cw = None;
             if spd && !coupled {
                 cw = with_rows!(c, factor_block_spd(&ahat, js, jp, has_parent, node));
                 node.sym = cw.is_some();
+            }
+            if cw.is_none() && c == 3 && ball_rows(js) {
+                cw = factor_ball_null(&ahat, js, jp, bu, apc, has_parent, coupled, node);
+                node.null = cw.is_some();
             }
             if cw.is_none() {
                 cw = with_rows!(
@@ -990,6 +1203,10 @@ impl BlockTree {
             with_rows!(c, node_solve_spd(node, u, lam));
             return;
         }
+        if node.null {
+            node_solve_ball_null(node, u, lam);
+            return;
+        }
         if node.block {
             with_rows!(c, node_solve_block(node, u, lam));
             return;
@@ -1009,6 +1226,16 @@ impl BlockTree {
         for k in 0..c {
             lam[k] = b[6 + k];
         }
+    }
+
+    /// How many nodes the last factorisation eliminated in their ball joint's null space
+    /// (see [`factor_ball_null`]); the others took the block path, Cholesky or the
+    /// pivoted LU. A diagnostic for tests and benchmarks.
+    pub fn null_space_nodes(&self) -> usize {
+        if !self.factored {
+            return 0;
+        }
+        self.nodes.iter().filter(|n| n.null).count()
     }
 
     /// Solve in place: on entry `x` holds (r, b), on return (u, λ).
