@@ -8,7 +8,6 @@ use common::{Rng, motion_at, random_model, random_motion};
 use jostle::dynamics::dense::assemble;
 use jostle::dynamics::{BlockTree, KktError, KktVector, joint_rows};
 use jostle::motion::kinematics::{BodyKinematics, forward_kinematics};
-use jostle::skeleton::JointType;
 use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
 
 fn random_block(rng: &mut Rng, s: f64) -> Matrix6<f64> {
@@ -19,6 +18,8 @@ fn random_block(rng: &mut Rng, s: f64) -> Matrix6<f64> {
 fn block_tree_matches_dense_lu_on_random_trees() {
     let mut rng = Rng(5);
     let mut worst: f64 = 0.0;
+    // ball, hinge, universal joints met (each must be, for the null-space paths)
+    let mut kinds_seen = [0usize; 3];
     for trial in 0..24 {
         let n = 2 + trial;
         let pinned = trial % 2 == 0;
@@ -80,13 +81,14 @@ fn block_tree_matches_dense_lu_on_random_trees() {
             }
         }
         kkt.factor().unwrap();
-        // every ball joint is eliminated in its null space (the reduced path)
-        let balls = model
-            .bodies
-            .iter()
-            .filter(|b| b.joint.as_ref().is_some_and(|j| j.kind == JointType::Ball))
-            .count();
-        assert_eq!(kkt.null_space_nodes(), balls, "trial {trial}");
+        // every joint is eliminated in its null space (the reduced path)
+        let joints = model.bodies.iter().filter(|b| b.joint.is_some()).count();
+        assert_eq!(kkt.null_space_nodes(), joints, "trial {trial}");
+        for b in &model.bodies {
+            if let Some(j) = &b.joint {
+                kinds_seen[j.kind as usize] += 1;
+            }
+        }
 
         // dense system in flatten order: [A −Jᵀ; J 0] with the root's rows first if pinned
         let dense = kkt.to_dense();
@@ -164,6 +166,10 @@ fn block_tree_matches_dense_lu_on_random_trees() {
         assert!((jblock - &sys.j).amax() < 1e-14);
     }
     eprintln!("block tree vs dense LU: worst relative error {worst:.2e}");
+    assert!(
+        kinds_seen.iter().all(|&k| k > 5),
+        "joints (ball, hinge, universal): {kinds_seen:?}"
+    );
 }
 
 #[test]

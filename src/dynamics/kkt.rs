@@ -231,9 +231,13 @@ struct NodeFactor {
     /// Symmetric positive definite node held as Cholesky factors (see
     /// [`factor_block_spd`]): `p` holds L, `x` holds Z, `sinv` holds L_S.
     sym: bool,
-    /// Ball-joint node solved in the joint's null space (see [`factor_ball_null`]): `p`
-    /// holds Â, `x` holds K (top-left 3×3), `sinv` holds D⁻¹ (top-left 3×3).
+    /// Node solved in its joint's null space: a ball joint (see [`factor_ball_null`]:
+    /// `p` holds Â, `x` K, `sinv` D⁻¹) or, with `free` < 3, a hinge or universal joint
+    /// (see [`factor_axes_null`]: `p` holds Â, `x` S, `y` K (top-left) and the
+    /// constrained axes (bottom-left), `sinv` D⁻¹).
     null: bool,
+    /// Rotational degrees of freedom of a null-space node's joint.
+    free: usize,
     p: Matrix6<f64>,
     x: Matrix6<f64>,
     y: Matrix6<f64>,
@@ -250,6 +254,7 @@ impl Default for NodeFactor {
             rot_only: false,
             sym: false,
             null: false,
+            free: 3,
             p: Matrix6::zeros(),
             x: Matrix6::zeros(),
             y: Matrix6::zeros(),
@@ -480,7 +485,7 @@ fn eliminate_block<const C: usize>(
     if node.sym {
         node_solve_spd::<C>(node, &mut u, lam);
     } else if node.null {
-        node_solve_ball_null(node, &mut u, lam);
+        node_solve_null(node, &mut u, lam);
     } else {
         node_solve_block::<C>(node, &mut u, lam);
     }
@@ -690,13 +695,14 @@ fn factor_block<const C: usize>(
     Some(cw)
 }
 
-/// True if a node's 3 rows are a ball joint's, `G = [−I | K]` (the child's point velocity
-/// v − r × ω matched to the parent's; see [`joint_rows`]): exactly −I on the linear part,
-/// zero below the 3 rows.
+/// True if a node's `rows` rows start with a joint's point rows, `[−I | K]` (the child's point
+/// velocity v − r × ω matched to the parent's; see [`joint_rows`]): exactly −I on the
+/// linear part, and no linear part in the rows below (a hinge's or universal joint's
+/// rotational rows).
 #[inline]
-fn ball_rows(g: &Matrix6<f64>) -> bool {
+fn ball_rows(g: &Matrix6<f64>, rows: usize) -> bool {
     let mut ok = true;
-    for r in 0..3 {
+    for r in 0..rows {
         for c in 0..3 {
             ok &= g[(r, c)] == if r == c { -1.0 } else { 0.0 };
         }
@@ -811,19 +817,34 @@ fn factor_ball_null(
             wl[(r, c)] = v;
         }
     }
-    // C W = A_{p,i} W_x − B_λᵀ W_λ
+    Some(null_parent_update::<3>(
+        j_parent, a_pc, coupled, wx, wl, node,
+    ))
+}
+
+/// The parent update C W = A_{p,i} W_x − B_λᵀ W_λ of a null-space node with `C` rows
+/// (B_λ: its rows' parent part), storing W_x and W_λ in `node` for the back-substitution.
+#[inline]
+fn null_parent_update<const C: usize>(
+    j_parent: &Matrix6<f64>,
+    a_pc: &Matrix6<f64>,
+    coupled: bool,
+    wx: Matrix6<f64>,
+    wl: Matrix6<f64>,
+    node: &mut NodeFactor,
+) -> Matrix6<f64> {
     let mut cw = Matrix6::zeros();
     for c in 0..6 {
         for r in 0..6 {
             let mut v = 0.0;
-            for l in 0..3 {
+            for l in 0..C {
                 v -= j_parent[(l, r)] * wl[(l, c)];
             }
             cw[(r, c)] = v;
         }
     }
     if coupled {
-        if rot_only {
+        if node.rot_only {
             for c in 0..6 {
                 for r in 3..6 {
                     let mut v = 0.0;
@@ -839,7 +860,7 @@ fn factor_ball_null(
     }
     node.wx = wx;
     node.wl = wl;
-    Some(cw)
+    cw
 }
 
 /// Node solve with [`factor_ball_null`]'s factors: (u, λ) ← D̂⁻¹(u, λ), from
@@ -889,6 +910,134 @@ fn node_solve_ball_null(node: &NodeFactor, u: &mut Vector6<f64>, lam: &mut Vecto
             v -= ahat[(j, l)] * u[l];
         }
         lam[j] = v;
+    }
+}
+
+/// Node solve of a null-space node (see [`NodeFactor::null`]).
+#[inline]
+fn node_solve_null(node: &NodeFactor, u: &mut Vector6<f64>, lam: &mut Vector6<f64>) {
+    match node.free {
+        3 => node_solve_ball_null(node, u, lam),
+        2 => node_solve_axes_null::<2, 1>(node, u, lam),
+        _ => node_solve_axes_null::<1, 2>(node, u, lam),
+    }
+}
+
+/// Factor of a hinge (`F` = 1 free axis, `N` = 2 constrained) or universal (`F` = 2,
+/// `N` = 1) joint's node in its null space, as [`factor_ball_null`] does for ball joints.
+/// The rows are `G = [−I K; 0 −Cᵀ]` (point rows, then the constrained axes C, 3×N,
+/// orthonormal); with free axes A (3×F, orthonormal, ⟂ C) the null space is
+/// S = [K A; A] and E = [−I −K C; 0 −C] is a right inverse (G E = I). Then
+/// u = E c + S s, D s = Sᵀ(r − Â E c) with D = Sᵀ Â S (F×F), and the multipliers
+/// λ_point = q_top, λ_axes = Cᵀ(Kᵀ λ_point + q_bottom) with q = r − Â u. `None` if the
+/// constrained axes are not orthonormal or D has no usable pivot.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn factor_axes_null<const F: usize, const N: usize>(
+    ahat: &Matrix6<f64>,
+    j_self: &Matrix6<f64>,
+    j_parent: &Matrix6<f64>,
+    a_cp: &Matrix6<f64>,
+    a_pc: &Matrix6<f64>,
+    has_parent: bool,
+    coupled: bool,
+    node: &mut NodeFactor,
+) -> Option<Matrix6<f64>> {
+    let k: Matrix3<f64> = Matrix3::from_fn(|r, c| j_self[(r, 3 + c)]);
+    let cc: SMatrix<f64, 3, N> = SMatrix::from_fn(|r, c| -j_self[(3 + c, 3 + r)]);
+    if (cc.tr_mul(&cc) - SMatrix::<f64, N, N>::identity()).amax() > 1e-12 {
+        return None;
+    }
+    let a: SMatrix<f64, 3, F> = free_axes(&cc);
+    let mut sm = SMatrix::<f64, 6, F>::zeros();
+    sm.fixed_view_mut::<3, F>(0, 0).copy_from(&(k * a));
+    sm.fixed_view_mut::<3, F>(3, 0).copy_from(&a);
+    let a_s: SMatrix<f64, 6, F> = ahat * sm;
+    let dinv = invert::<F>(&sm.tr_mul(&a_s), BLOCK_PIVOT_TOLERANCE)?;
+    node.p = *ahat;
+    node.free = F;
+    set_block(&mut node.x, &sm);
+    set_block(&mut node.y, &k);
+    for r in 0..3 {
+        for c in 0..N {
+            node.y[(3 + r, c)] = cc[(r, c)];
+        }
+    }
+    set_block(&mut node.sinv, &dinv);
+    if !has_parent {
+        return Some(Matrix6::zeros());
+    }
+    // W = D̂⁻¹ [A_{i,p}; B]: the node solve with the 6 columns as right-hand sides
+    let mut wx = Matrix6::zeros();
+    let mut wl = Matrix6::zeros();
+    for col in 0..6 {
+        let mut u: Vector6<f64> = if coupled {
+            a_cp.column(col).into_owned()
+        } else {
+            Vector6::zeros()
+        };
+        let mut lam = Vector6::zeros();
+        for r in 0..3 + N {
+            lam[r] = j_parent[(r, col)];
+        }
+        node_solve_axes_null::<F, N>(node, &mut u, &mut lam);
+        wx.set_column(col, &u);
+        wl.set_column(col, &lam);
+    }
+    // C = 3 + N rows (const generics cannot be added on stable Rust): 4 or 5
+    Some(if N == 1 {
+        null_parent_update::<4>(j_parent, a_pc, coupled, wx, wl, node)
+    } else {
+        null_parent_update::<5>(j_parent, a_pc, coupled, wx, wl, node)
+    })
+}
+
+/// An orthonormal basis (3×F) of the rotations a joint leaves free, orthogonal to its
+/// orthonormal constrained axes `cc` (3×N, N = 3 − F).
+#[inline]
+fn free_axes<const F: usize, const N: usize>(cc: &SMatrix<f64, 3, N>) -> SMatrix<f64, 3, F> {
+    let mut a = SMatrix::<f64, 3, F>::zeros();
+    if N == 2 {
+        a.set_column(0, &cc.column(0).cross(&cc.column(1)));
+    } else {
+        let c: Vector3<f64> = cc.column(0).into_owned();
+        let p = crate::skeleton::joint::perpendicular(&c);
+        a.set_column(0, &p);
+        a.set_column(1, &c.cross(&p));
+    }
+    a
+}
+
+/// Node solve with [`factor_axes_null`]'s factors: u = E c + S s, λ from q = r − Â u.
+#[inline]
+fn node_solve_axes_null<const F: usize, const N: usize>(
+    node: &NodeFactor,
+    u: &mut Vector6<f64>,
+    lam: &mut Vector6<f64>,
+) {
+    let ahat = &node.p;
+    let k: Matrix3<f64> = block::<3, 3>(&node.y);
+    let cc: SMatrix<f64, 3, N> = SMatrix::from_fn(|r, c| node.y[(3 + r, c)]);
+    let sm: SMatrix<f64, 6, F> = block::<6, F>(&node.x);
+    let dinv: SMatrix<f64, F, F> = block::<F, F>(&node.sinv);
+    let r = *u;
+    let c_point = Vector3::new(lam[0], lam[1], lam[2]);
+    let c_axes: SVector<f64, N> = SVector::from_fn(|i, _| lam[3 + i]);
+    // y = E c = [−c_point − K C c_axes; −C c_axes]
+    let w: Vector3<f64> = cc * c_axes;
+    let y_top = -c_point - k * w;
+    let y = Vector6::new(y_top.x, y_top.y, y_top.z, -w.x, -w.y, -w.z);
+    let s: SVector<f64, F> = dinv * sm.tr_mul(&(r - ahat * y));
+    let un = y + sm * s;
+    let q = r - ahat * un;
+    let l_point = Vector3::new(q[0], q[1], q[2]);
+    let l_axes: SVector<f64, N> = cc.tr_mul(&(k.tr_mul(&l_point) + Vector3::new(q[3], q[4], q[5])));
+    *u = un;
+    for i in 0..3 {
+        lam[i] = l_point[i];
+    }
+    for i in 0..N {
+        lam[3 + i] = l_axes[i];
     }
 }
 
@@ -1112,8 +1261,17 @@ impl BlockTree {
                 cw = with_rows!(c, factor_block_spd(&ahat, js, jp, has_parent, node));
                 node.sym = cw.is_some();
             }
-            if cw.is_none() && c == 3 && ball_rows(js) {
-                cw = factor_ball_null(&ahat, js, jp, bu, apc, has_parent, coupled, node);
+            node.free = 3;
+            if cw.is_none() && (3..6).contains(&c) && ball_rows(js, c) {
+                cw = match c {
+                    3 => factor_ball_null(&ahat, js, jp, bu, apc, has_parent, coupled, node),
+                    4 => {
+                        factor_axes_null::<2, 1>(&ahat, js, jp, bu, apc, has_parent, coupled, node)
+                    }
+                    _ => {
+                        factor_axes_null::<1, 2>(&ahat, js, jp, bu, apc, has_parent, coupled, node)
+                    }
+                };
                 node.null = cw.is_some();
             }
             if cw.is_none() {
@@ -1204,7 +1362,7 @@ impl BlockTree {
             return;
         }
         if node.null {
-            node_solve_ball_null(node, u, lam);
+            node_solve_null(node, u, lam);
             return;
         }
         if node.block {
@@ -1228,9 +1386,9 @@ impl BlockTree {
         }
     }
 
-    /// How many nodes the last factorisation eliminated in their ball joint's null space
-    /// (see [`factor_ball_null`]); the others took the block path, Cholesky or the
-    /// pivoted LU. A diagnostic for tests and benchmarks.
+    /// How many nodes the last factorisation eliminated in their joint's null space (see
+    /// [`factor_ball_null`], [`factor_axes_null`]); the others took the block path,
+    /// Cholesky or the pivoted LU. A diagnostic for tests and benchmarks.
     pub fn null_space_nodes(&self) -> usize {
         if !self.factored {
             return 0;
