@@ -311,7 +311,7 @@ impl Tableau<'_> {
         }
     }
 
-    /// Makes `entering` basic in row `r`, given its transformed column `d` (d[r] ≠ 0).
+    /// Makes `entering` basic in row `r`, given its transformed column `d` (`d[r] ≠ 0`).
     fn pivot(&mut self, r: usize, entering: usize, d: &DVector<f64>) {
         let n = self.n;
         let piv = d[r];

@@ -309,7 +309,7 @@ impl JointTorque for Tracking {
         self.feedback(body, parent, child)
     }
 
-    /// Ball and hinge joints: [`own_feedback_and_gradient`](Tracking::own_feedback_and_gradient),
+    /// Ball and hinge joints: `Tracking::own_feedback_and_gradient`,
     /// about half the work of ten [`feedback`](Tracking::feedback) evaluations.
     fn torque_and_gradient(
         &self,

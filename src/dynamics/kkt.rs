@@ -1398,8 +1398,8 @@ impl BlockTree {
     }
 
     /// How many nodes the last factorisation eliminated in their joint's null space (see
-    /// [`factor_ball_null`], [`factor_axes_null`]); the others took the block path,
-    /// Cholesky or the pivoted LU. A diagnostic for tests and benchmarks.
+    /// the module's notes); the others took the block path, Cholesky or the pivoted
+    /// LU. A diagnostic for tests and benchmarks.
     pub fn null_space_nodes(&self) -> usize {
         if !self.factored {
             return 0;

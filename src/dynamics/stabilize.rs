@@ -309,7 +309,7 @@ pub struct PostStabilizationReport {
 /// of order h|ω| instead of converging quadratically, and the correction is weighted by
 /// M̃ (mass plus the implicit stiffness terms) rather than M; without root rows the
 /// correction then gets one common translation that keeps the centre of mass in place
-/// (see [`keep_centre_of_mass`]).
+/// (see `keep_centre_of_mass`).
 #[allow(clippy::too_many_arguments)]
 pub fn post_stabilize(
     model: &Model,

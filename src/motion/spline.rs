@@ -260,7 +260,7 @@ fn second_difference(samples: &[f64], nc: usize, k: usize, c: usize) -> f64 {
 ///
 /// Uniform knots give `m[k-1] + 4 m[k] + m[k+1] = 6 Δ²y[k]` at interior knots. The
 /// not-a-knot condition `m[0] − 2 m[1] + m[2] = 0` turns the first row into
-/// `6 m[1] = 6 Δ²y[1]` (likewise at the other end), so m[1] and m[n-2] are known and the
+/// `6 m[1] = 6 Δ²y[1]` (likewise at the other end), so `m[1]` and `m[n-2]` are known and the
 /// rest is a constant, diagonally dominant tridiagonal system (Thomas, no pivoting).
 fn scaled_second_derivatives(samples: &[f64], n: usize, nc: usize) -> Vec<f64> {
     let mut m = vec![0.0; n * nc];

@@ -91,7 +91,7 @@ pub(super) fn add_feedforward_wrenches(
 
 /// The root's target at the end of a step: the reference pose at t_{k+1}, reached with
 /// the twist that carries the reference pose at t_k there in one step of `h` (x⁺ = x + h v,
-/// R⁺ = exp([hω]×) R), not the spline's instantaneous twist at t_{k+1}. With it the
+/// R⁺ = exp(\[hω\]×) R), not the spline's instantaneous twist at t_{k+1}. With it the
 /// unperturbed root lands exactly on its reference pose, as every other body does in the
 /// discrete-time inverse dynamics, so a spring-held root meets no O(h²) defect each step
 /// to pull against (it drifted ~1 mm and shook the joints by 0.3° with the spline twist).

@@ -146,7 +146,7 @@ impl Ground {
     /// After a step: the deepest any capsule end of `state` lies below the floor beyond
     /// where the reference `reference` (same time) puts it, m (≥ 0), and the horizontal
     /// offset from the reference of each point the reference supported in the step that
-    /// is on the floor itself (within [`TOUCHING_M`] of its reference's height): a foot
+    /// is on the floor itself (within `TOUCHING_M`, 2 mm, of its reference's height): a foot
     /// that lands late, still in the air when the reference's is down, lands where its
     /// swing put it, and only its drift once down is a slip. Once the figure has `let_go`
     /// of its reference, the depth below the floor itself.

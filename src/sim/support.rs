@@ -300,7 +300,7 @@ const WARM_START_TOLERANCE: f64 = 1e-12;
 const WARM_START_ROUNDS: usize = 8;
 
 /// [`split_root_wrench`] trying first a guess of which pyramid edges carry force (per
-/// point, [`PYRAMID_EDGES`] entries; e.g. the last step's), updated in place to the
+/// point, `PYRAMID_EDGES` entries; e.g. the last step's), updated in place to the
 /// solution's. The LCP's matrix is positive definite (the fit's normal matrix plus the
 /// regularisation), so its solution is unique: a guess that is accepted gives Lemke's
 /// answer to round-off, with a small solve instead of Lemke's pivots.

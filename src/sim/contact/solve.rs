@@ -16,7 +16,7 @@ use crate::skeleton::Model;
 use nalgebra::{DMatrix, DVector, Vector3, Vector6};
 
 /// The rows of a step's contact LCP and which of its variables were positive: the guess
-/// for the next step's (see [`solve_from_support`](crate::contact::lcp::solve_from_support)). Part of a run's state, since it
+/// for the next step's (see [`crate::contact::lcp::solve_from_support`]). Part of a run's state, since it
 /// decides the round-off of the next step's impulses.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WarmStart {
