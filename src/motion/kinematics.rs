@@ -180,6 +180,28 @@ pub fn wrap_angle(a: f64) -> f64 {
     if r > std::f64::consts::PI { r - t } else { r }
 }
 
+/// A child body's COM position (m) and orientation from its parent's (`xa`, `qa`) and
+/// the joint's relative rotation R_a⁻¹R_b, with the joint's anchors in the world (r_a from
+/// the parent's COM, r_b from the child's; m): the one placement [`forward_kinematics`]
+/// and [`forward_poses`] share, so their poses agree to the bit.
+#[inline]
+fn child_pose(
+    joint: &Joint,
+    xa: &Vector3<f64>,
+    qa: &UnitQuaternion<f64>,
+    q_rel: &UnitQuaternion<f64>,
+) -> (
+    Vector3<f64>,
+    UnitQuaternion<f64>,
+    Vector3<f64>,
+    Vector3<f64>,
+) {
+    let q = qa * q_rel;
+    let r_a = qa * joint.parent_anchor;
+    let r_b = q * joint.child_anchor;
+    (xa + r_a - r_b, q, r_a, r_b)
+}
+
 /// Forward kinematics of every body from the root's motion and each joint's relative
 /// motion (`joints[b]` for body b; entry 0 is ignored). Writes into `out` (len = bodies).
 pub fn forward_kinematics(
@@ -204,14 +226,12 @@ pub fn forward_kinematics(
         };
         let pk = out[pi];
         let jm = &joints[bi];
-        let q = pk.q * jm.q_rel;
+        let (x, q, r_a, r_b) = child_pose(joint, &pk.x, &pk.q, &jm.q_rel);
         let w_rel = q * jm.w;
         let w = pk.w + w_rel;
         let dw = pk.dw + pk.w.cross(&w_rel) + q * jm.dw;
-        let r_a = pk.q * joint.parent_anchor;
-        let r_b = q * joint.child_anchor;
         out[bi] = BodyKinematics {
-            x: pk.x + r_a - r_b,
+            x,
             q,
             v: pk.v + pk.w.cross(&r_a) - w.cross(&r_b),
             w,
@@ -261,12 +281,7 @@ pub fn forward_poses(
             continue;
         };
         let pk = out[pi];
-        let q = pk.q * q_rel[bi];
-        let r_a = pk.q * joint.parent_anchor;
-        let r_b = q * joint.child_anchor;
-        out[bi] = BodyPose {
-            x: pk.x + r_a - r_b,
-            q,
-        };
+        let (x, q, _, _) = child_pose(joint, &pk.x, &pk.q, &q_rel[bi]);
+        out[bi] = BodyPose { x, q };
     }
 }
