@@ -9,43 +9,38 @@ use crate::sim::balls::Touched;
 use nalgebra::{DMatrix, Matrix6, Vector3, Vector6};
 
 /// The contacted bodies' velocity responses to unit wrenches on each of them, solved with
-/// the step's factorisation (eliminated on the pushed body's way to the root alone,
-/// substituted on the bodies of `ws.path`), into `ws.responses`: block `(s, c)`, at
-/// `s · m + c` for `m` contacted bodies, holds in its column `axis` the twist of the
-/// `c`-th contacted body under a unit wrench along `axis` (force x, y, z, torque x, y, z
-/// about its COM) on the `s`-th. Only these blocks are kept: a Delassus entry reads the
-/// response at contacted bodies alone.
+/// the step's factorisation on the contacted bodies' ways to the root alone
+/// ([`crate::dynamics::kkt::BlockTree::wrench_responses`], `ws.path`), into
+/// `ws.responses`: block `(s, c)`, at `s · m + c` for `m` contacted bodies, holds in its
+/// column `axis` the twist of the `c`-th contacted body under a unit wrench along `axis`
+/// (force x, y, z, torque x, y, z about its COM) on the `s`-th. Only these blocks are
+/// kept: a Delassus entry reads the response at contacted bodies alone.
 pub(super) fn contacted_responses(
     stepper: &Stepper,
     ws: &mut ContactWorkspace,
     contacted: &[usize],
-    n: usize,
     t: f64,
 ) -> Result<(), ContactError> {
     let m = contacted.len();
-    ws.responses.clear();
-    ws.responses.resize(m * m, Matrix6::zeros());
-    let rhs = super::rhs_buffer(&mut ws.rhs, n);
-    for (s, &b) in contacted.iter().enumerate() {
-        for axis in 0..6 {
-            for &i in &ws.path {
-                rhs.body[i] = Vector6::zeros();
-                rhs.rows[i] = Vector6::zeros();
-            }
-            rhs.body[b][axis] = 1.0;
-            stepper
-                .kkt()
-                .solve_on_path_from(rhs, b, &ws.path)
-                .map_err(|e| ContactError::Lcp {
-                    t,
-                    message: e.to_string(),
-                })?;
+    let ContactWorkspace {
+        responses,
+        path,
+        response_scratch,
+        ..
+    } = ws;
+    responses.clear();
+    responses.resize(m * m, Matrix6::zeros());
+    stepper
+        .kkt()
+        .wrench_responses(contacted, path, response_scratch, |s, twists| {
             for (c, &body) in contacted.iter().enumerate() {
-                ws.responses[s * m + c].set_column(axis, &rhs.body[body]);
+                responses[s * m + c] = twists[body];
             }
-        }
-    }
-    Ok(())
+        })
+        .map_err(|e| ContactError::Lcp {
+            t,
+            message: e.to_string(),
+        })
 }
 
 /// A step's Delassus matrix and what it was built from: each row's unit wrenches on the
@@ -93,7 +88,7 @@ pub(super) fn delassus_matrix(
     stepper
         .kkt()
         .path_to_root(contacted.iter().copied(), &mut ws.path);
-    contacted_responses(stepper, ws, &contacted, n, t)?;
+    contacted_responses(stepper, ws, &contacted, t)?;
     let m = contacted.len();
     let slot = |b: usize| contacted.binary_search(&b).unwrap_or(0);
     let mut row_wrenches: Vec<RowWrenches> = Vec::with_capacity(nr);
@@ -144,25 +139,39 @@ pub(super) fn delassus_matrix(
         .iter()
         .map(|(c, _)| rows[*c].ball().is_some() || matches!(rows[*c].other, Touched::Ball(_)))
         .collect();
-    // the character's velocity response at its contacted bodies: by slot, and by body
-    // for the rows with a ball (others unused)
-    let any_ball = on_balls.iter().any(|&b| b);
-    let mut us = vec![Vector6::zeros(); m];
-    let mut uc = vec![Vector6::zeros(); n];
-    for k in 0..nr {
-        us.iter_mut().for_each(|u| *u = Vector6::zeros());
-        for &(s, w) in slotted[k].iter().flatten() {
-            for (c, u) in us.iter_mut().enumerate() {
-                *u += ws.responses[s * m + c] * w;
+    // The character's velocity response to each row's unit impulse at its contacted
+    // bodies, row k's at `k · m + slot`: Σ over the row's sides of the response block
+    // times the side's wrench.
+    let at = &mut ws.row_responses;
+    at.clear();
+    at.resize(nr * m, Vector6::zeros());
+    for (k, sides) in slotted.iter().enumerate() {
+        let out = &mut at[k * m..(k + 1) * m];
+        for &(s, w) in sides.iter().flatten() {
+            let blocks = &ws.responses[s * m..(s + 1) * m];
+            for (u, r) in out.iter_mut().zip(blocks) {
+                *u += r * w;
             }
         }
+    }
+    let any_ball = on_balls.iter().any(|&b| b);
+    // the rows with a ball read the character's response by body (others unused)
+    let mut uc = if any_ball {
+        vec![Vector6::zeros(); n]
+    } else {
+        Vec::new()
+    };
+    let entries = delassus.as_mut_slice();
+    for k in 0..nr {
+        let us = &at[k * m..(k + 1) * m];
         if any_ball {
-            for (&b, u) in contacted.iter().zip(&us) {
+            for (&b, u) in contacted.iter().zip(us) {
                 uc[b] = *u;
             }
         }
-        let column = delassus.column_mut(k);
-        for (row, (entry, sides)) in column.into_iter().zip(&slotted).enumerate() {
+        // column k of the (column-major) matrix
+        let column = &mut entries[k * nr..(k + 1) * nr];
+        for (row, (entry, sides)) in column.iter_mut().zip(&slotted).enumerate() {
             *entry = if on_balls[row] {
                 frame.velocity(row, &uc, &ball_resp[k])
             } else {

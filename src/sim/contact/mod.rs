@@ -19,13 +19,13 @@ mod solve;
 pub use rows::FloorRow;
 pub use solve::WarmStart;
 
-use crate::dynamics::kkt::KktVector;
+use crate::dynamics::kkt::{KktVector, ResponseScratch};
 use crate::dynamics::state::State;
 use crate::dynamics::step::Stepper;
 use crate::sim::balls::{Ball, Touched};
 use crate::skeleton::Model;
 use detect::detect_ball_rows;
-use nalgebra::{Matrix6, Vector3};
+use nalgebra::{Matrix6, Vector3, Vector6};
 use rows::{ContactRow, Owner, floor_bias};
 use solve::solve_and_apply;
 
@@ -82,8 +82,13 @@ pub struct ContactWorkspace {
     /// The contacted bodies' responses to unit wrenches on each other, 6×6 blocks
     /// (see [`delassus::contacted_responses`]).
     responses: Vec<Matrix6<f64>>,
+    /// Each contact row's velocity response at the contacted bodies (see
+    /// [`delassus::delassus_matrix`]).
+    row_responses: Vec<Vector6<f64>>,
     /// The contacted bodies' ways to the root.
     path: Vec<usize>,
+    /// Scratch of the responses' solves.
+    response_scratch: ResponseScratch,
     /// The last contact LCP's rows and active set, tried first in the next step.
     warm_start: Option<WarmStart>,
     /// The character's bodies that received a contact impulse in the last contact phase
