@@ -219,9 +219,19 @@ pub fn friction_lcp(
     }
     let size = layout.size();
     let mut m = DMatrix::zeros(size, size);
-    m.view_mut((0, 0), (rows, rows)).copy_from(delassus);
+    // column by column as slices (both column-major): a view's `copy_from` goes element
+    // by element through nalgebra's strided iterators, several times the copy
+    if rows > 0 {
+        for (to, from) in m
+            .as_mut_slice()
+            .chunks_exact_mut(size)
+            .zip(delassus.as_slice().chunks_exact(rows))
+        {
+            to[..rows].copy_from_slice(from);
+        }
+    }
     let mut q = DVector::zeros(size);
-    q.rows_mut(0, rows).copy_from(free);
+    q.as_mut_slice()[..rows].copy_from_slice(free.as_slice());
     for (i, &mu_i) in mu.iter().enumerate() {
         let g = layout.slack(i);
         m[(g, layout.normal(i))] = mu_i;
