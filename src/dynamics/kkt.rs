@@ -119,22 +119,6 @@ impl KktVector {
     }
 }
 
-/// Scratch of [`BlockTree::wrench_responses`], kept between calls (sized on first use).
-#[derive(Clone, Debug, Default)]
-pub struct ResponseScratch {
-    /// Per body on the path: its node's velocity answer to its momentum rows (6×6).
-    velocity: Vec<Matrix6<f64>>,
-    /// Per body on the path: what its node hands its parent's momentum rows per unit
-    /// right-hand side (6×6).
-    transfer: Vec<Matrix6<f64>>,
-    /// Per body on the path: the current source's responses (6 columns).
-    twists: Vec<Matrix6<f64>>,
-    /// Marks the current source's way to the root.
-    on_way: Vec<bool>,
-    /// Right-hand side of the column-by-column fallback.
-    rhs: Option<KktVector>,
-}
-
 /// Small dense LU with partial pivoting, fixed storage.
 #[derive(Clone, Copy, Debug)]
 struct SmallLu {
@@ -494,43 +478,46 @@ fn node_solve_block<const C: usize>(
     set_head(lam, &yl);
 }
 
-/// Forward step of a block-path node with `C` rows (see [`BlockTree::eliminate`]):
-/// (u, λ) ← D̂⁻¹(u, λ) in place, and what the parent's momentum rows lose, C (u, λ) with
-/// C = [A_{p,i}, −J_parentᵀ] (`None` at a root). A PD coupling touches only the
-/// rotational 3×3 blocks, and is multiplied as such.
+/// Forward step of a block-path node `i` with `C` rows (see [`BlockTree::eliminate`]):
+/// (u, λ) ← D̂⁻¹(u, λ) in place, then the parent's momentum rows lose C (u, λ), with
+/// C = [A_{p,i}, −J_parentᵀ]. A PD coupling touches only the rotational 3×3 blocks, and
+/// is multiplied as such.
 #[inline]
 fn eliminate_block<const C: usize>(
     node: &NodeFactor,
     jp: &Matrix6<f64>,
     apc: &Matrix6<f64>,
-    has_parent: bool,
-    u: &mut Vector6<f64>,
-    lam: &mut Vector6<f64>,
-) -> Option<Vector6<f64>> {
+    parent: Option<usize>,
+    i: usize,
+    x: &mut KktVector,
+) {
+    let mut u = x.body[i];
+    let lam = &mut x.rows[i];
     if node.sym {
-        node_solve_spd::<C>(node, u, lam);
+        node_solve_spd::<C>(node, &mut u, lam);
     } else if node.null {
-        node_solve_null(node, u, lam);
+        node_solve_null(node, &mut u, lam);
     } else {
-        node_solve_block::<C>(node, u, lam);
+        node_solve_block::<C>(node, &mut u, lam);
     }
     for k in C..6 {
         lam[k] = 0.0;
     }
-    if !has_parent {
-        return None;
-    }
+    x.body[i] = u;
+    let Some(p) = parent else {
+        return;
+    };
     // r̂_p −= C y with C = [A_{p,i}, −J_parentᵀ]
-    let mut cy = parent_rows_transpose::<C>(jp, lam);
+    let mut cy = parent_rows_transpose::<C>(jp, &x.rows[i]);
     if node.rot_only {
         let w: Vector3<f64> = apc.fixed_view::<3, 3>(3, 3) * u.fixed_rows::<3>(3);
         for k in 0..3 {
             cy[3 + k] -= w[k];
         }
     } else if node.coupled {
-        cy -= apc * *u;
+        cy -= apc * u;
     }
-    Some(cy)
+    x.body[p] += cy;
 }
 
 /// `J_parentᵀ λ` of a node with `C` rows: the multipliers' pull on the parent's body
@@ -1437,44 +1424,29 @@ impl BlockTree {
 
     /// Forward step at node i: y_i = D̂_i⁻¹ r̂_i, then r̂_p −= C_i y_i.
     fn eliminate(&self, i: usize, x: &mut KktVector) {
-        let mut u = x.body[i];
-        let mut lam = x.rows[i];
-        let cy = self.eliminate_local(i, &mut u, &mut lam);
-        x.body[i] = u;
-        x.rows[i] = lam;
-        if let (Some(p), Some(cy)) = (self.parent[i], cy) {
-            x.body[p] += cy;
-        }
-    }
-
-    /// [`eliminate`](Self::eliminate) on one node's entries: (u, λ) ← D̂_i⁻¹(u, λ) (the
-    /// entries of λ beyond the node's rows are zeroed), returning C_i y_i, what the
-    /// parent's momentum rows lose (`None` at a root).
-    #[inline]
-    fn eliminate_local(
-        &self,
-        i: usize,
-        u: &mut Vector6<f64>,
-        lam: &mut Vector6<f64>,
-    ) -> Option<Vector6<f64>> {
         let c = self.rows[i];
         let node = &self.nodes[i];
-        let parent = self.parent[i];
         if node.block {
+            let parent = self.parent[i];
             let (jp, apc) = (&self.j_parent[i], &self.a_pc[i]);
-            let has_parent = parent.is_some();
-            return with_rows!(c, eliminate_block(node, jp, apc, has_parent, u, lam));
+            with_rows!(c, eliminate_block(node, jp, apc, parent, i, x));
+            return;
         }
+        let mut u = x.body[i];
+        let mut lam = x.rows[i];
         for k in c..6 {
             lam[k] = 0.0;
         }
-        self.node_solve(i, u, lam);
-        parent?;
-        let mut cy = with_rows!(c, parent_rows_transpose(&self.j_parent[i], lam));
-        if node.coupled {
-            cy -= self.a_pc[i] * *u;
+        self.node_solve(i, &mut u, &mut lam);
+        x.body[i] = u;
+        x.rows[i] = lam;
+        if let Some(p) = self.parent[i] {
+            let mut cy = with_rows!(c, parent_rows_transpose(&self.j_parent[i], &lam));
+            if node.coupled {
+                cy -= self.a_pc[i] * u;
+            }
+            x.body[p] += cy;
         }
-        Some(cy)
     }
 
     /// Back step at node i: z_i = y_i − W_i u_p.
@@ -1538,126 +1510,6 @@ impl BlockTree {
         }
         for &i in path {
             self.substitute(i, x);
-        }
-        Ok(())
-    }
-
-    /// The velocity responses on `path` to unit wrenches on each body of `sources` (a
-    /// contact's Delassus entries), six right-hand sides at a time: for the `k`-th source,
-    /// `visit(k, twists)` is called with `twists[b]`, for every body b of `path`, holding
-    /// in its column `axis` the twist of b under a unit wrench along `axis` (force x, y,
-    /// z, torque x, y, z; momentum rows, the rows' right-hand sides zero) on the source.
-    /// `path` is closed under taking parents and in increasing order (see
-    /// [`path_to_root`](Self::path_to_root)), and holds every source. Entries of `twists`
-    /// off `path` are unspecified.
-    ///
-    /// The same answers as [`solve_on_path_from`](Self::solve_on_path_from) column by
-    /// column (to round-off), for less work: a source's rows' right-hand sides are zero
-    /// all the way to the root, so each node's answer to its momentum rows is a 6×6
-    /// matrix, `velocity` (D̂⁻¹ on them), with `transfer` what it hands its parent; both
-    /// are found once per node on `path` (six node solves) and shared by all the sources
-    /// whose ways pass it. A source's elimination is then a product of these along its
-    /// way, and the back step z_i = y_i − W_i z_p a 6×6 product per node. A node held as
-    /// Cholesky factors (no W, [`factor_symmetric`](Self::factor_symmetric)) makes the
-    /// whole call fall back to the column-by-column solves.
-    pub fn wrench_responses(
-        &self,
-        sources: &[usize],
-        path: &[usize],
-        scratch: &mut ResponseScratch,
-        mut visit: impl FnMut(usize, &[Matrix6<f64>]),
-    ) -> Result<(), KktError> {
-        if !self.factored {
-            return Err(KktError::NotFactored);
-        }
-        let n = self.len();
-        if scratch.twists.len() != n {
-            scratch.velocity = vec![Matrix6::zeros(); n];
-            scratch.transfer = vec![Matrix6::zeros(); n];
-            scratch.twists = vec![Matrix6::zeros(); n];
-            scratch.on_way = vec![false; n];
-        }
-        if path.iter().any(|&i| self.nodes[i].sym) {
-            return self.wrench_responses_by_columns(sources, path, scratch, visit);
-        }
-        for &i in path {
-            let (mut velocity, mut transfer) = (Matrix6::zeros(), Matrix6::zeros());
-            for axis in 0..6 {
-                let mut u = Vector6::zeros();
-                u[axis] = 1.0;
-                let mut lam = Vector6::zeros();
-                if let Some(cy) = self.eliminate_local(i, &mut u, &mut lam) {
-                    transfer.set_column(axis, &cy);
-                }
-                velocity.set_column(axis, &u);
-            }
-            scratch.velocity[i] = velocity;
-            scratch.transfer[i] = transfer;
-        }
-        let ResponseScratch {
-            velocity,
-            transfer,
-            twists,
-            on_way,
-            ..
-        } = scratch;
-        for (k, &source) in sources.iter().enumerate() {
-            // forward: y_i = V_i r_i, r_p = T_i r_i, from r_source = I
-            twists[source] = velocity[source];
-            on_way[source] = true;
-            let mut carry = transfer[source];
-            let mut i = self.parent[source];
-            while let Some(j) = i {
-                twists[j] = velocity[j] * carry;
-                on_way[j] = true;
-                i = self.parent[j];
-                if i.is_some() {
-                    carry = transfer[j] * carry;
-                }
-            }
-            // back: z_i = y_i − W_i z_p (y_i = 0 off the source's way)
-            for &i in path {
-                let Some(p) = self.parent[i] else {
-                    continue;
-                };
-                let back = self.nodes[i].wx * twists[p];
-                twists[i] = if on_way[i] { twists[i] - back } else { -back };
-            }
-            visit(k, twists);
-            for &i in path {
-                on_way[i] = false;
-            }
-        }
-        Ok(())
-    }
-
-    /// [`wrench_responses`](Self::wrench_responses) by six
-    /// [`solve_on_path_from`](Self::solve_on_path_from) per source.
-    fn wrench_responses_by_columns(
-        &self,
-        sources: &[usize],
-        path: &[usize],
-        scratch: &mut ResponseScratch,
-        mut visit: impl FnMut(usize, &[Matrix6<f64>]),
-    ) -> Result<(), KktError> {
-        let n = self.len();
-        let x = scratch.rhs.get_or_insert_with(|| KktVector::zeros(n));
-        if x.body.len() != n {
-            *x = KktVector::zeros(n);
-        }
-        for (k, &source) in sources.iter().enumerate() {
-            for axis in 0..6 {
-                for &i in path {
-                    x.body[i] = Vector6::zeros();
-                    x.rows[i] = Vector6::zeros();
-                }
-                x.body[source][axis] = 1.0;
-                self.solve_on_path_from(x, source, path)?;
-                for &i in path {
-                    scratch.twists[i].set_column(axis, &x.body[i]);
-                }
-            }
-            visit(k, &scratch.twists);
         }
         Ok(())
     }

@@ -16,7 +16,7 @@ pub use gradient::{
     Dependence, GradientEstimator, GradientOptions, PairGradient, TorqueGradient, TorqueStructure,
 };
 pub use inverse::{InverseWorkspace, JointTorques, inertial_wrench, inverse_dynamics};
-pub use kkt::{BlockTree, KktError, KktVector, ResponseScratch, joint_rows};
+pub use kkt::{BlockTree, KktError, KktVector, joint_rows};
 pub use stabilize::{Drift, PostStabilizationReport};
 pub use state::{BodyState, State, rotation_from_vector, rotation_vector};
 pub use step::{Root, RootSpring, RootTarget, StepError, StepOptions, StepReport, Stepper};

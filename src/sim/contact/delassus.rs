@@ -9,38 +9,43 @@ use crate::sim::balls::Touched;
 use nalgebra::{DMatrix, Matrix6, Vector3, Vector6};
 
 /// The contacted bodies' velocity responses to unit wrenches on each of them, solved with
-/// the step's factorisation on the contacted bodies' ways to the root alone
-/// ([`crate::dynamics::kkt::BlockTree::wrench_responses`], `ws.path`), into
-/// `ws.responses`: block `(s, c)`, at `s · m + c` for `m` contacted bodies, holds in its
-/// column `axis` the twist of the `c`-th contacted body under a unit wrench along `axis`
-/// (force x, y, z, torque x, y, z about its COM) on the `s`-th. Only these blocks are
-/// kept: a Delassus entry reads the response at contacted bodies alone.
+/// the step's factorisation (eliminated on the pushed body's way to the root alone,
+/// substituted on the bodies of `ws.path`), into `ws.responses`: block `(s, c)`, at
+/// `s · m + c` for `m` contacted bodies, holds in its column `axis` the twist of the
+/// `c`-th contacted body under a unit wrench along `axis` (force x, y, z, torque x, y, z
+/// about its COM) on the `s`-th. Only these blocks are kept: a Delassus entry reads the
+/// response at contacted bodies alone.
 pub(super) fn contacted_responses(
     stepper: &Stepper,
     ws: &mut ContactWorkspace,
     contacted: &[usize],
+    n: usize,
     t: f64,
 ) -> Result<(), ContactError> {
     let m = contacted.len();
-    let ContactWorkspace {
-        responses,
-        path,
-        response_scratch,
-        ..
-    } = ws;
-    responses.clear();
-    responses.resize(m * m, Matrix6::zeros());
-    stepper
-        .kkt()
-        .wrench_responses(contacted, path, response_scratch, |s, twists| {
-            for (c, &body) in contacted.iter().enumerate() {
-                responses[s * m + c] = twists[body];
+    ws.responses.clear();
+    ws.responses.resize(m * m, Matrix6::zeros());
+    let rhs = super::rhs_buffer(&mut ws.rhs, n);
+    for (s, &b) in contacted.iter().enumerate() {
+        for axis in 0..6 {
+            for &i in &ws.path {
+                rhs.body[i] = Vector6::zeros();
+                rhs.rows[i] = Vector6::zeros();
             }
-        })
-        .map_err(|e| ContactError::Lcp {
-            t,
-            message: e.to_string(),
-        })
+            rhs.body[b][axis] = 1.0;
+            stepper
+                .kkt()
+                .solve_on_path_from(rhs, b, &ws.path)
+                .map_err(|e| ContactError::Lcp {
+                    t,
+                    message: e.to_string(),
+                })?;
+            for (c, &body) in contacted.iter().enumerate() {
+                ws.responses[s * m + c].set_column(axis, &rhs.body[body]);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A step's Delassus matrix and what it was built from: each row's unit wrenches on the
@@ -88,7 +93,7 @@ pub(super) fn delassus_matrix(
     stepper
         .kkt()
         .path_to_root(contacted.iter().copied(), &mut ws.path);
-    contacted_responses(stepper, ws, &contacted, t)?;
+    contacted_responses(stepper, ws, &contacted, n, t)?;
     let m = contacted.len();
     let slot = |b: usize| contacted.binary_search(&b).unwrap_or(0);
     let mut row_wrenches: Vec<RowWrenches> = Vec::with_capacity(nr);

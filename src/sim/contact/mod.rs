@@ -19,7 +19,7 @@ mod solve;
 pub use rows::FloorRow;
 pub use solve::WarmStart;
 
-use crate::dynamics::kkt::{KktVector, ResponseScratch};
+use crate::dynamics::kkt::KktVector;
 use crate::dynamics::state::State;
 use crate::dynamics::step::Stepper;
 use crate::sim::balls::{Ball, Touched};
@@ -87,8 +87,6 @@ pub struct ContactWorkspace {
     row_responses: Vec<Vector6<f64>>,
     /// The contacted bodies' ways to the root.
     path: Vec<usize>,
-    /// Scratch of the responses' solves.
-    response_scratch: ResponseScratch,
     /// The last contact LCP's rows and active set, tried first in the next step.
     warm_start: Option<WarmStart>,
     /// The character's bodies that received a contact impulse in the last contact phase
