@@ -15,10 +15,17 @@ use nalgebra::{DMatrix, Matrix6, Vector3, Vector6};
 /// `c`-th contacted body under a unit wrench along `axis` (force x, y, z, torque x, y, z
 /// about its COM) on the `s`-th. Only these blocks are kept: a Delassus entry reads the
 /// response at contacted bodies alone.
+///
+/// A body pushed at a single point (`levers[s]` = that point's lever arm from its COM,
+/// m: a toe touching the floor at one capsule end) is pushed by forces there alone, so
+/// three columns suffice, the unit forces along x, y, z at that point (wrench
+/// [e; r × e]); its blocks' other columns are zero, and a row's impulse on it is read
+/// through its force (see `delassus_matrix`). Three path solves instead of six.
 pub(super) fn contacted_responses(
     stepper: &Stepper,
     ws: &mut ContactWorkspace,
     contacted: &[usize],
+    levers: &[Option<Vector3<f64>>],
     n: usize,
     t: f64,
 ) -> Result<(), ContactError> {
@@ -27,12 +34,20 @@ pub(super) fn contacted_responses(
     ws.responses.resize(m * m, Matrix6::zeros());
     let rhs = super::rhs_buffer(&mut ws.rhs, n);
     for (s, &b) in contacted.iter().enumerate() {
-        for axis in 0..6 {
+        let columns = if levers[s].is_some() { 3 } else { 6 };
+        for axis in 0..columns {
             for &i in &ws.path {
                 rhs.body[i] = Vector6::zeros();
                 rhs.rows[i] = Vector6::zeros();
             }
-            rhs.body[b][axis] = 1.0;
+            match levers[s] {
+                Some(r) => {
+                    let e = Vector3::ith(axis, 1.0);
+                    let tq = r.cross(&e);
+                    rhs.body[b] = Vector6::new(e.x, e.y, e.z, tq.x, tq.y, tq.z);
+                }
+                None => rhs.body[b][axis] = 1.0,
+            }
             stepper
                 .kkt()
                 .solve_on_path_from(rhs, b, &ws.path)
@@ -93,9 +108,17 @@ pub(super) fn delassus_matrix(
     stepper
         .kkt()
         .path_to_root(contacted.iter().copied(), &mut ws.path);
-    contacted_responses(stepper, ws, &contacted, n, t)?;
     let m = contacted.len();
     let slot = |b: usize| contacted.binary_search(&b).unwrap_or(0);
+    // per contacted body: the lever arm of the one point all its rows push at, if one
+    // (`Single`), else `Several`
+    #[derive(Clone, Copy, PartialEq)]
+    enum Pushed {
+        Nowhere,
+        Single(Vector3<f64>),
+        Several,
+    }
+    let mut pushed = vec![Pushed::Nowhere; m];
     let mut row_wrenches: Vec<RowWrenches> = Vec::with_capacity(nr);
     let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
     let mut delassus = DMatrix::zeros(nr, nr);
@@ -113,7 +136,14 @@ pub(super) fn delassus_matrix(
                     );
                 }
                 Err(b) => {
-                    let tq = (r.p - frame.com_at(b, r)).cross(&side_dir);
+                    let lever = r.p - frame.com_at(b, r);
+                    let at = &mut pushed[slot(b)];
+                    *at = match *at {
+                        Pushed::Nowhere => Pushed::Single(lever),
+                        Pushed::Single(l) if l == lever => Pushed::Single(l),
+                        _ => Pushed::Several,
+                    };
+                    let tq = lever.cross(&side_dir);
                     wrenches[side] = Some((
                         b,
                         Vector6::new(side_dir.x, side_dir.y, side_dir.z, tq.x, tq.y, tq.z),
@@ -132,10 +162,31 @@ pub(super) fn delassus_matrix(
         row_wrenches.push(wrenches);
         ball_resp.push(bresp);
     }
+    let levers: Vec<Option<Vector3<f64>>> = pushed
+        .iter()
+        .map(|p| match p {
+            Pushed::Single(l) => Some(*l),
+            _ => None,
+        })
+        .collect();
+    contacted_responses(stepper, ws, &contacted, &levers, n, t)?;
     // Each row's wrenches with their bodies' slots among the contacted.
     let slotted: Vec<RowWrenches> = row_wrenches
         .iter()
         .map(|ws| ws.map(|w| w.map(|(b, w)| (slot(b), w))))
+        .collect();
+    // ... and what multiplies the pushed body's response columns: the wrench, or for a
+    // body pushed at a single point the force alone (its columns are unit forces there)
+    let coefficients: Vec<RowWrenches> = slotted
+        .iter()
+        .map(|ws| {
+            ws.map(|w| {
+                w.map(|(s, w)| match levers[s] {
+                    Some(_) => (s, Vector6::new(w[0], w[1], w[2], 0.0, 0.0, 0.0)),
+                    None => (s, w),
+                })
+            })
+        })
         .collect();
     // A row between character bodies and the ground reads the response as its wrench's
     // power: the relative velocity along dir is Σ_sides w·u (the other side's wrench
@@ -150,7 +201,7 @@ pub(super) fn delassus_matrix(
     let at = &mut ws.row_responses;
     at.clear();
     at.resize(nr * m, Vector6::zeros());
-    for (k, sides) in slotted.iter().enumerate() {
+    for (k, sides) in coefficients.iter().enumerate() {
         let out = &mut at[k * m..(k + 1) * m];
         for &(s, w) in sides.iter().flatten() {
             let blocks = &ws.responses[s * m..(s + 1) * m];
