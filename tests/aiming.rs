@@ -216,11 +216,13 @@ fn demo_walk_with_universal_joints() -> Character {
 #[test]
 fn posing_without_rates_matches_the_full_sample_to_the_bit() {
     use jostle::motion::kinematics::{BodyKinematics, BodyPose};
+    use jostle::motion::reference::JointTargets;
     for c in [demo_walk(), demo_walk_with_universal_joints()] {
         let (m, r) = (&c.model, &c.reference);
         let mut kin = vec![BodyKinematics::default(); m.num_bodies()];
         let mut pose = vec![BodyPose::default(); m.num_bodies()];
-        let (mut s1, mut s2) = (Default::default(), Default::default());
+        let (mut s1, mut s2, mut s3) = (Default::default(), Default::default(), Default::default());
+        let (mut want, mut got) = (JointTargets::default(), JointTargets::default());
         for k in 0..=400 {
             // past both ends too (clamped)
             let t = -0.5 + k as f64 * (r.duration + 1.0) / 400.0;
@@ -240,6 +242,23 @@ fn posing_without_rates_matches_the_full_sample_to_the_bit() {
             let p = r.root_position(t);
             let x0 = p + kin[0].q * m.bodies[0].com;
             assert_eq!(x0, kin[0].x, "t {t}: root position");
+            // the tracking targets read off the sample: joint_targets' to the bit, and
+            // the sample itself unchanged (joint_targets on the scratch sample_pose
+            // used: its rates' buffers were left unsized, which once panicked)
+            r.joint_targets(m, t, &mut s2, &mut want);
+            let mut kin3 = vec![BodyKinematics::default(); m.num_bodies()];
+            r.sample_with_targets(m, t, &mut s3, &mut kin3, &mut got);
+            assert_eq!(kin3, kin, "t {t}: sample");
+            for b in 1..m.num_bodies() {
+                let (a, g) = (want.q_rel[b].coords, got.q_rel[b].coords);
+                for i in 0..4 {
+                    assert_eq!(a[i].to_bits(), g[i].to_bits(), "t {t} body {b} q_rel");
+                }
+                for i in 0..3 {
+                    let (a, g) = (want.w_rel[b][i], got.w_rel[b][i]);
+                    assert_eq!(a.to_bits(), g.to_bits(), "t {t} body {b} w_rel");
+                }
+            }
         }
     }
 }

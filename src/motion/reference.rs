@@ -235,7 +235,8 @@ impl Reference {
 
     fn eval(&self, t: f64, s: &mut ReferenceScratch) {
         let n = self.spline.n_channels();
-        if s.value.len() != n {
+        // all three: a scratch last used by `sample_pose` has its values sized alone
+        if s.value.len() != n || s.d1.len() != n || s.d2.len() != n {
             s.value = vec![0.0; n];
             s.d1 = vec![0.0; n];
             s.d2 = vec![0.0; n];
@@ -341,6 +342,27 @@ impl Reference {
     /// body from (its centre of mass is `q · com` from it). Three spline channels only.
     pub fn root_position(&self, t: f64) -> Vector3<f64> {
         Vector3::from(self.spline.eval_channels::<3>(t, 0))
+    }
+
+    /// [`sample`](Self::sample) and [`joint_targets`](Self::joint_targets) at one time
+    /// `t` (s): the targets are the sample's own joint motions (bit for bit what
+    /// `joint_targets` computes), so the splines are evaluated once, not twice.
+    pub fn sample_with_targets(
+        &self,
+        model: &Model,
+        t: f64,
+        s: &mut ReferenceScratch,
+        out: &mut [BodyKinematics],
+        targets: &mut JointTargets,
+    ) {
+        self.sample(model, t, s, out);
+        let n = model.bodies.len();
+        targets.q_rel.resize(n, UnitQuaternion::identity());
+        targets.w_rel.resize(n, Vector3::zeros());
+        for (b, jm) in s.joints.iter().enumerate().take(n).skip(1) {
+            targets.q_rel[b] = jm.q_rel;
+            targets.w_rel[b] = jm.w;
+        }
     }
 
     /// Desired relative rotations and rates of every joint at time `t` (s).

@@ -79,8 +79,13 @@ impl Simulation<'_> {
         let before = self.kin[0];
         let root_offset = (self.state.bodies[0].x - before.x).norm();
         let lean = self.balance_lean();
-        reference.sample(model, t1, &mut self.scratch, &mut self.kin);
-        reference.joint_targets(model, t1, &mut self.scratch, &mut self.targets);
+        reference.sample_with_targets(
+            model,
+            t1,
+            &mut self.scratch,
+            &mut self.kin,
+            &mut self.targets,
+        );
         let sched = self.feedforward.stiffness.get(
             self.k
                 .min(self.feedforward.stiffness.len().saturating_sub(1)),
