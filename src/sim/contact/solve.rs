@@ -26,11 +26,6 @@ pub struct WarmStart {
 }
 
 impl WarmStart {
-    /// Which of `rows` were rows of the last step's LCP.
-    pub(super) fn seen(&self, rows: &[RowKey]) -> Vec<bool> {
-        rows.iter().map(|key| self.rows.contains(key)).collect()
-    }
-
     /// The guessed support of an LCP whose rows are `rows` (in `layout`): each row seen
     /// last step as it was then, a new row inactive (a new contact mostly opens).
     pub(super) fn support_for(&self, rows: &[RowKey], layout: FrictionLayout) -> Vec<bool> {
@@ -261,12 +256,8 @@ fn guess_expected(
     rows: &[ContactRow],
     dirs: &[(usize, Vector3<f64>)],
     layout: FrictionLayout,
-    warm: Option<(Vec<bool>, Vec<bool>)>,
+    warm: Option<Vec<bool>>,
 ) -> Option<Vec<bool>> {
-    let (warm, seen) = match warm {
-        Some((w, s)) => (Some(w), s),
-        None => (None, vec![false; rows.len()]),
-    };
     if rows.iter().all(|r| r.expected_impulse.is_none()) {
         return warm;
     }
@@ -280,9 +271,11 @@ fn guess_expected(
             continue;
         };
         let normal = f.dot(&r.n);
+        // the warm start's normal is on only for a row that carried last step (a new
+        // row is guessed off)
         let was_on = guess[layout.normal(c)];
         guess[layout.normal(c)] = normal > 0.0;
-        if seen[c] && was_on && normal > 0.0 {
+        if was_on && normal > 0.0 {
             // carrying last step and now: its friction edges and slack as they were
             continue;
         }
@@ -322,7 +315,7 @@ fn solve_lcp(
         .warm_start
         .take()
         .filter(|w| w.directions == d)
-        .map(|w| (w.support_for(&key, layout), w.seen(&key)));
+        .map(|w| w.support_for(&key, layout));
     let guess = guess_expected(rows, dirs, layout, warm);
     let rules = layout.support_rules();
     let solve = || -> Result<(LcpSolution, bool), String> {
