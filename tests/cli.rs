@@ -55,7 +55,13 @@ fn perturb_writes_glb_bvh_and_metrics_with_the_documented_keys() {
     ] {
         assert!(m.get(key).is_some(), "metrics lack `{key}`");
     }
-    for key in ["inverse_s", "simulate_s", "export_s", "us_per_step"] {
+    for key in [
+        "inverse_s",
+        "simulate_s",
+        "export_s",
+        "us_per_step",
+        "feedforward_us_per_step",
+    ] {
         assert!(m["timing"].get(key).is_some(), "timing lacks `{key}`");
     }
     let b = &m["balls"][0];
@@ -91,6 +97,12 @@ fn simulate_and_inverse_json_keys() {
         assert!(v.get(key).is_some(), "simulate lacks `{key}`");
     }
     assert!(v["timing"]["us_per_step"].as_f64().is_some());
+    assert!(
+        v["timing"]["feedforward_us_per_step"]
+            .as_f64()
+            .expect("number")
+            > 0.0
+    );
     assert!(v["rms_error_deg"].as_f64().expect("number") < 1.0);
     let d = tmp("inverse");
     let out = jostle()

@@ -245,7 +245,8 @@ pub fn metrics_json(
 }
 
 /// The `timing` object of a `perturb` run's metrics JSON (wall times, s): loading the
-/// clip `load_s`, the feedforward precompute, the run's simulation and export, µs per
+/// clip `load_s`, the feedforward precompute `inverse_s` (and per step of the clip,
+/// `feedforward_us_per_step`, µs), the run's simulation and export, µs per simulated
 /// step, and the steps replayed from the unperturbed path ([`crate::sim::replay`]).
 pub fn timing_json(load_s: f64, job: &JobTiming, run: &VariationOutput) -> serde_json::Value {
     json!({
@@ -254,6 +255,7 @@ pub fn timing_json(load_s: f64, job: &JobTiming, run: &VariationOutput) -> serde
         "simulate_s": run.simulate_s,
         "export_s": run.export_s,
         "us_per_step": run.simulate_s * 1e6 / run.metrics.steps.max(1) as f64,
+        "feedforward_us_per_step": job.inverse_s * 1e6 / run.metrics.steps.max(1) as f64,
         "replayed_steps": run.replayed_steps,
     })
 }

@@ -75,6 +75,7 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
             "us_per_step": wall * 1e6 / steps.max(1) as f64,
             "simulate_s": wall,
             "feedforward_s": precompute,
+            "feedforward_us_per_step": precompute * 1e6 / steps.max(1) as f64,
             "realtime_factor": steps as f64 * opts.step / wall.max(1e-9),
         },
     });
