@@ -123,7 +123,7 @@ pub fn solve_from_support(
     }
     let scale = q.amax().max(f64::MIN_POSITIVE);
     let mut support = support.to_vec();
-    let (mut best_infeasible, mut tries_left) = (usize::MAX, BLOCK_TRIES);
+    let mut safeguard = PivotSafeguard::new();
     for round in 0..max_rounds.max(1) {
         // A contact whose normal impulse is out carries no friction: its tangents go out
         // and its sliding slack in (loose, below: it only keeps the tangents' w ≥ 0).
@@ -206,20 +206,7 @@ pub fn solve_from_support(
                 pivots: round,
             });
         }
-        // Júdice & Pires' safeguard: flipping every infeasible index at once can cycle (it
-        // did, between two supports, on a foot's redundant floor points), so while the
-        // count of infeasible indices does not fall below its best, after a few tries only
-        // the largest infeasible index changes sides (Murty's rule, finite for P-matrices).
-        flip.sort_unstable();
-        flip.dedup();
-        if flip.len() < best_infeasible {
-            best_infeasible = flip.len();
-            tries_left = BLOCK_TRIES;
-        } else if tries_left > 0 {
-            tries_left -= 1;
-        } else if let Some(&last) = flip.last() {
-            flip = vec![last];
-        }
+        safeguard.restrict(&mut flip);
         let mut changed = vec![false; n];
         for i in flip {
             if changed[i] {
@@ -266,6 +253,41 @@ pub struct ConeIndices {
 /// Rounds of whole-set flips without fewer infeasible indices before
 /// [`solve_from_support`] changes one index at a time.
 const BLOCK_TRIES: usize = 2;
+
+/// Júdice & Pires' safeguard for block principal pivoting: flipping every infeasible index
+/// at once can cycle (it did, between two supports, on a foot's redundant floor points),
+/// so while the count of infeasible indices does not fall below its best, after a few
+/// tries only the largest infeasible index changes sides (Murty's rule, finite for
+/// P-matrices).
+pub(crate) struct PivotSafeguard {
+    best_infeasible: usize,
+    tries_left: usize,
+}
+
+impl PivotSafeguard {
+    pub(crate) fn new() -> Self {
+        PivotSafeguard {
+            best_infeasible: usize::MAX,
+            tries_left: BLOCK_TRIES,
+        }
+    }
+
+    /// Sorts and dedups a round's infeasible indices `flip`, and cuts them to the largest
+    /// one when the rounds stopped making progress.
+    pub(crate) fn restrict(&mut self, flip: &mut Vec<usize>) {
+        flip.sort_unstable();
+        flip.dedup();
+        if flip.len() < self.best_infeasible {
+            self.best_infeasible = flip.len();
+            self.tries_left = BLOCK_TRIES;
+        } else if self.tries_left > 0 {
+            self.tries_left -= 1;
+        } else if let Some(&last) = flip.last() {
+            flip.clear();
+            flip.push(last);
+        }
+    }
+}
 
 /// Variable numbering: `w_i = i`, `z_i = n + i`, `z0 = 2n`.
 struct Tableau<'a> {

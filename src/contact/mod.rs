@@ -9,6 +9,8 @@
 //!   rigorous bound on how fast the gap can close, so no hit is skipped.
 //! - [`lcp`]: Lemke's complementary pivoting method with the lexicographic minimum ratio
 //!   test and an ε in the ratio test (thesis §2.7.1, §4.8.3).
+//! - [`nnls`]: the ground-support split's non-negative least squares (six residuals), by
+//!   block principal pivoting on a 6 × 6 system per round.
 //! - [`impulse`]: contact Jacobian rows, the closed-form single-contact impulse (the check
 //!   for the LCP) and the layout of the frictional contact LCP (thesis eq. 2.46–2.49).
 //!
@@ -20,6 +22,7 @@
 pub mod collide;
 pub mod impulse;
 pub mod lcp;
+pub mod nnls;
 
 pub use collide::{
     Contact, Plane, Sphere, SweepHit, SweepStatus, WorldCapsule, capsule_capsule,
@@ -34,3 +37,4 @@ pub use lcp::{
     ConeIndices, LcpError, LcpSolution, LemkeOptions, SupportRules, lemke, lemke_with,
     solve_from_support,
 };
+pub use nnls::nnls6_from_support;

@@ -12,15 +12,15 @@
 //! f_j = Σ_k β_jk (n + μ t_k)
 //! ```
 //!
-//! solved as the LCP of its normal equations (positive definite) with Lemke's method. The
+//! solved as the LCP of its normal equations (positive definite): from last step's support
+//! through a 6 × 6 system per round ([`nnls6_from_support`]), else with Lemke's method. The
 //! legs then carry the weight through their joint torques and the root keeps only the
 //! residual (OpenSim's residual forces), whose size is the clip's dynamic inconsistency.
 //! A point's ε_j grows as it nears the edge of the support tests, so forces fade in and
 //! out over a centimetre of height instead of jumping when a foot lands or lifts.
 
 use crate::contact::closest_point_on_segment;
-use crate::contact::lcp::{SupportRules, solve_from_support};
-use crate::contact::{LcpError, lemke, tangent_directions};
+use crate::contact::{LcpError, lemke, nnls6_from_support, tangent_directions};
 use crate::motion::kinematics::BodyKinematics;
 use crate::skeleton::{Capsule, Model};
 use nalgebra::{DMatrix, DVector, UnitQuaternion, Vector3, Vector6};
@@ -303,7 +303,8 @@ const WARM_START_ROUNDS: usize = 8;
 /// point, `PYRAMID_EDGES` entries; e.g. the last step's), updated in place to the
 /// solution's. The LCP's matrix is positive definite (the fit's normal matrix plus the
 /// regularisation), so its solution is unique: a guess that is accepted gives Lemke's
-/// answer to round-off, with a small solve instead of Lemke's pivots.
+/// answer to round-off, with a 6 × 6 solve per round ([`nnls6_from_support`]) instead of
+/// Lemke's pivots on the dense LCP.
 pub fn split_root_wrench_from(
     root_x: &Vector3<f64>,
     wrench: &Vector6<f64>,
@@ -324,62 +325,70 @@ pub fn split_root_wrench_from(
     let ne = edges.len();
     let cols = np * ne;
     let inv_l = 1.0 / opts.torque_length_m;
-    // A: the weighted wrench of a unit β along each edge of each point.
-    let mut a = DMatrix::zeros(6, cols);
-    for (j, (p, _)) in points.iter().enumerate() {
+    // A's columns: the weighted wrench of a unit β along each edge of each point; and each
+    // β's damping (a weak support is expensive: its force fades with its weight)
+    let mut columns = Vec::with_capacity(cols);
+    let mut damping = Vec::with_capacity(cols);
+    for (p, w) in points {
         let r = p - root_x;
-        for (k, g) in edges.iter().enumerate() {
+        let eps = opts.regularization / w.max(1e-3).powi(2);
+        for g in &edges {
             let t = r.cross(g) * inv_l;
-            let c = j * ne + k;
-            for i in 0..3 {
-                a[(i, c)] = g[i];
-                a[(3 + i, c)] = t[i];
-            }
+            columns.push(Vector6::new(g.x, g.y, g.z, t.x, t.y, t.z));
+            damping.push(eps);
         }
     }
-    let mut b = DVector::zeros(6);
+    let mut b = Vector6::zeros();
     for i in 0..3 {
         b[i] = wrench[i] / scale;
         b[3 + i] = wrench[3 + i] * inv_l / scale;
     }
-    let mut m = a.transpose() * &a;
-    for (j, (_, w)) in points.iter().enumerate() {
-        // a weak support is expensive: its force fades with its weight
-        let eps = opts.regularization / w.max(1e-3).powi(2);
-        for k in 0..ne {
-            m[(j * ne + k, j * ne + k)] += eps;
-        }
-    }
-    let q = -(a.transpose() * b);
     // a guess of another size (not these points') is ignored
-    let guess = guess.filter(|g| g.len() == cols);
-    let warm = guess.as_deref().and_then(|g| {
-        solve_from_support(
-            &m,
-            &q,
+    let mut guess = guess.filter(|g| g.len() == cols);
+    let warm = guess.as_deref_mut().and_then(|g| {
+        nnls6_from_support(
+            &columns,
+            &damping,
+            &b,
             g,
-            &SupportRules::default(),
             WARM_START_TOLERANCE,
             WARM_START_ROUNDS,
         )
     });
-    let sol = match warm {
-        Some(sol) => sol,
-        None => lemke(&m, &q)?,
+    let z = match warm {
+        Some(z) => z,
+        None => dense_split_lcp(&columns, &damping, &b)?,
     };
     if let Some(g) = guess {
-        for (gi, z) in g.iter_mut().zip(sol.z.iter()) {
+        for (gi, z) in g.iter_mut().zip(&z) {
             *gi = *z > 0.0;
         }
     }
     Ok((0..np)
         .map(|j| {
             (0..ne)
-                .map(|k| edges[k] * sol.z[j * ne + k].max(0.0))
+                .map(|k| edges[k] * z[j * ne + k].max(0.0))
                 .sum::<Vector3<f64>>()
                 * scale
         })
         .collect())
+}
+
+/// The split's LCP (normal equations M = AᵀA + D, q = −Aᵀb of the fit; `columns` are
+/// A's) by Lemke's method: the fallback when no guess is given or the guess's rounds fail.
+fn dense_split_lcp(
+    columns: &[Vector6<f64>],
+    damping: &[f64],
+    b: &Vector6<f64>,
+) -> Result<Vec<f64>, LcpError> {
+    let n = columns.len();
+    let a = DMatrix::from_fn(6, n, |r, c| columns[c][r]);
+    let mut m = a.transpose() * &a;
+    for (j, d) in damping.iter().enumerate() {
+        m[(j, j)] += d;
+    }
+    let q = -(a.transpose() * DVector::from_column_slice(b.as_slice()));
+    Ok(lemke(&m, &q)?.z.iter().copied().collect())
 }
 
 /// The wrench (force, then torque about `root_x`) of forces `f` at `points`.
