@@ -124,6 +124,11 @@ pub fn solve_from_support(
     let scale = q.amax().max(f64::MIN_POSITIVE);
     let mut support = support.to_vec();
     let mut safeguard = PivotSafeguard::new();
+    // Buffers for every round (a call has a few; a step has one call).
+    let (mut loose, mut basic, mut flip) = (Vec::new(), Vec::new(), Vec::new());
+    let mut z = DVector::zeros(n);
+    let mut w = DVector::zeros(n);
+    let mut changed = vec![false; n];
     for round in 0..max_rounds.max(1) {
         // A contact whose normal impulse is out carries no friction: its tangents go out
         // and its sliding slack in (loose, below: it only keeps the tangents' w ≥ 0).
@@ -141,19 +146,28 @@ pub fn solve_from_support(
         // contact that carries no load: its sliding-speed slack λ may be positive (the
         // point slides while it barely touches), a common case for the floor points of a
         // lifting foot, where Lemke returns λ > 0 and the exact support was singular.
-        let loose: Vec<usize> = (0..n)
-            .filter(|&j| support[j] && (0..n).all(|i| !support[i] || m[(i, j)] == 0.0))
-            .collect();
-        let basic: Vec<usize> = (0..n)
-            .filter(|&i| support[i] && !loose.contains(&i))
-            .collect();
-        let mut z = DVector::zeros(n);
-        let mut flip = vec![];
+        loose.clear();
+        basic.clear();
+        for j in 0..n {
+            if !support[j] {
+                continue;
+            }
+            let column = m.column(j);
+            if (0..n).all(|i| !support[i] || column[i] == 0.0) {
+                loose.push(j);
+            } else {
+                basic.push(j);
+            }
+        }
+        z.fill(0.0);
+        flip.clear();
         if !basic.is_empty() {
             let nb = basic.len();
             let mbb = DMatrix::from_fn(nb, nb, |i, j| m[(basic[i], basic[j])]);
-            let rhs = DVector::from_fn(nb, |i, _| -q[basic[i]]);
-            let zb = mbb.lu().solve(&rhs)?;
+            let mut zb = DVector::from_fn(nb, |i, _| -q[basic[i]]);
+            if !mbb.lu().solve_mut(&mut zb) {
+                return None;
+            }
             let zscale = zb.amax().max(f64::MIN_POSITIVE);
             for (k, &i) in basic.iter().enumerate() {
                 let v = zb[k];
@@ -171,7 +185,15 @@ pub fn solve_from_support(
         // pyramid's edge, set to 0, made every other point of the foot look as if it
         // slid, and flipping all of them cycled).
         let primal_only = !flip.is_empty();
-        let mut w = m * &z + q;
+        // w = M z + q over z's non-zero columns only (the basic ones): in the order of a
+        // dense product, so the same bits, at |B| columns instead of n
+        w.fill(0.0);
+        for &j in &basic {
+            if z[j] != 0.0 {
+                w.axpy(z[j], &m.column(j), 1.0);
+            }
+        }
+        w += q;
         for &j in &loose {
             // its own w must vanish (it is basic); then the least value that keeps the
             // non-basic rows it enters with a positive coefficient at w ≥ 0
@@ -179,17 +201,16 @@ pub fn solve_from_support(
                 flip.push(j);
                 continue;
             }
+            let column = m.column(j);
             let mut v: f64 = 0.0;
             for i in 0..n {
-                if !support[i] && m[(i, j)] > 0.0 && w[i] < 0.0 {
-                    v = v.max(-w[i] / m[(i, j)]);
+                if !support[i] && column[i] > 0.0 && w[i] < 0.0 {
+                    v = v.max(-w[i] / column[i]);
                 }
             }
             if v > 0.0 {
                 z[j] = v;
-                for i in 0..n {
-                    w[i] += m[(i, j)] * v;
-                }
+                w.axpy(v, &column, 1.0);
             }
         }
         for i in 0..n {
@@ -207,8 +228,8 @@ pub fn solve_from_support(
             });
         }
         safeguard.restrict(&mut flip);
-        let mut changed = vec![false; n];
-        for i in flip {
+        changed.fill(false);
+        for &i in &flip {
             if changed[i] {
                 continue;
             }
