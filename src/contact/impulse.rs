@@ -211,6 +211,22 @@ pub fn friction_lcp(
     free: &DVector<f64>,
     mu: &[f64],
 ) -> Result<(DMatrix<f64>, DVector<f64>), LcpError> {
+    let (mut m, mut q) = (DMatrix::zeros(0, 0), DVector::zeros(0));
+    friction_lcp_into(layout, delassus, free, mu, &mut m, &mut q)?;
+    Ok((m, q))
+}
+
+/// [`friction_lcp`] into `m` and `q`, reusing their storage when they already have the
+/// LCP's size (a step's contact phase builds one per step): every entry is written once,
+/// the Delassus block copied column by column and the rest zero or the cone's ±1, μ.
+pub fn friction_lcp_into(
+    layout: FrictionLayout,
+    delassus: &DMatrix<f64>,
+    free: &DVector<f64>,
+    mu: &[f64],
+    m: &mut DMatrix<f64>,
+    q: &mut DVector<f64>,
+) -> Result<(), LcpError> {
     let (nc, d) = (layout.contacts, layout.directions);
     let rows = layout.rows();
     if delassus.nrows() != rows || delassus.ncols() != rows || free.len() != rows || mu.len() != nc
@@ -218,20 +234,24 @@ pub fn friction_lcp(
         return Err(LcpError::Dimension);
     }
     let size = layout.size();
-    let mut m = DMatrix::zeros(size, size);
+    if m.shape() != (size, size) {
+        *m = DMatrix::zeros(size, size);
+    }
+    if q.len() != size {
+        *q = DVector::zeros(size);
+    }
     // column by column as slices (both column-major): a view's `copy_from` goes element
     // by element through nalgebra's strided iterators, several times the copy
-    if rows > 0 {
-        for (to, from) in m
-            .as_mut_slice()
-            .chunks_exact_mut(size)
-            .zip(delassus.as_slice().chunks_exact(rows))
-        {
-            to[..rows].copy_from_slice(from);
+    for (j, to) in m.as_mut_slice().chunks_exact_mut(size.max(1)).enumerate() {
+        if j < rows {
+            to[..rows].copy_from_slice(&delassus.as_slice()[j * rows..(j + 1) * rows]);
+            to[rows..].fill(0.0);
+        } else {
+            to.fill(0.0);
         }
     }
-    let mut q = DVector::zeros(size);
     q.as_mut_slice()[..rows].copy_from_slice(free.as_slice());
+    q.as_mut_slice()[rows..].fill(0.0);
     for (i, &mu_i) in mu.iter().enumerate() {
         let g = layout.slack(i);
         m[(g, layout.normal(i))] = mu_i;
@@ -241,7 +261,7 @@ pub fn friction_lcp(
             m[(g, t)] = -1.0;
         }
     }
-    Ok((m, q))
+    Ok(())
 }
 
 #[cfg(test)]

@@ -30,8 +30,8 @@ pub use collide::{
     sweep_sphere_capsule, sweep_sphere_plane, sweep_sphere_sphere,
 };
 pub use impulse::{
-    FrictionLayout, contact_row, effective_inverse_mass, friction_lcp, single_contact_impulse,
-    tangent_directions,
+    FrictionLayout, contact_row, effective_inverse_mass, friction_lcp, friction_lcp_into,
+    single_contact_impulse, tangent_directions,
 };
 pub use lcp::{
     ConeIndices, LcpError, LcpSolution, LemkeOptions, SupportRules, lemke, lemke_with,

@@ -205,8 +205,17 @@ pub(super) fn delassus_matrix(
         let out = &mut at[k * m..(k + 1) * m];
         for &(s, w) in sides.iter().flatten() {
             let blocks = &ws.responses[s * m..(s + 1) * m];
-            for (u, r) in out.iter_mut().zip(blocks) {
-                *u += r * w;
+            if levers[s].is_some() {
+                // unit-force columns alone (the others and w's torque part are zero): the
+                // same sum as the 6 × 6 product, in its order, without the zero terms
+                let f = Vector3::new(w[0], w[1], w[2]);
+                for (u, r) in out.iter_mut().zip(blocks) {
+                    *u += r.fixed_columns::<3>(0) * f;
+                }
+            } else {
+                for (u, r) in out.iter_mut().zip(blocks) {
+                    *u += r * w;
+                }
             }
         }
     }

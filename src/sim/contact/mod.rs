@@ -25,7 +25,7 @@ use crate::dynamics::step::Stepper;
 use crate::sim::balls::{Ball, Touched};
 use crate::skeleton::Model;
 use detect::detect_ball_rows;
-use nalgebra::{Matrix6, Vector3, Vector6};
+use nalgebra::{DMatrix, DVector, Matrix6, Vector3, Vector6};
 use rows::{ContactRow, Owner, floor_bias};
 use solve::solve_and_apply;
 
@@ -87,6 +87,9 @@ pub struct ContactWorkspace {
     row_responses: Vec<Vector6<f64>>,
     /// The contacted bodies' ways to the root.
     path: Vec<usize>,
+    /// The step's frictional LCP, M and q (see [`crate::contact::friction_lcp_into`]).
+    lcp_m: DMatrix<f64>,
+    lcp_q: DVector<f64>,
     /// The last contact LCP's rows and active set, tried first in the next step.
     warm_start: Option<WarmStart>,
     /// The character's bodies that received a contact impulse in the last contact phase

@@ -6,7 +6,7 @@
 use super::delassus::{Delassus, delassus_matrix};
 use super::rows::{ContactRow, FLOOR_COMPLIANCE, RowFrame, RowKey, row_directions};
 use super::{ContactError, ContactOptions, ContactReport, ContactWorkspace};
-use crate::contact::impulse::{FrictionLayout, friction_lcp};
+use crate::contact::impulse::{FrictionLayout, friction_lcp_into};
 use crate::contact::lcp::{LcpSolution, lemke, solve_from_support};
 use crate::dynamics::stabilize::Drift;
 use crate::dynamics::state::State;
@@ -318,14 +318,17 @@ fn solve_lcp(
         .map(|w| w.support_for(&key, layout));
     let guess = guess_expected(rows, dirs, layout, warm);
     let rules = layout.support_rules();
+    // the LCP in the workspace's buffers (the same size step after step while feet stand)
+    let built = friction_lcp_into(layout, delassus, free, &mu, &mut ws.lcp_m, &mut ws.lcp_q);
     let solve = || -> Result<(LcpSolution, bool), String> {
-        let (m, q) = friction_lcp(layout, delassus, free, &mu).map_err(|e| e.to_string())?;
+        built.map_err(|e| e.to_string())?;
+        let (m, q) = (&ws.lcp_m, &ws.lcp_q);
         if let Some(sol) = guess.as_ref().and_then(|g| {
-            solve_from_support(&m, &q, g, &rules, WARM_START_TOLERANCE, WARM_START_ROUNDS)
+            solve_from_support(m, q, g, &rules, WARM_START_TOLERANCE, WARM_START_ROUNDS)
         }) {
             return Ok((sol, true));
         }
-        Ok((lemke(&m, &q).map_err(|e| e.to_string())?, false))
+        Ok((lemke(m, q).map_err(|e| e.to_string())?, false))
     };
     let z = match solve() {
         Ok((sol, warm)) => {
