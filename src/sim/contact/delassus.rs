@@ -66,7 +66,8 @@ pub(super) fn contacted_responses(
 /// A step's Delassus matrix and what it was built from: each row's unit wrenches on the
 /// character and its velocity change of every ball.
 pub(super) struct Delassus {
-    /// The Delassus matrix, floor rows' relative compliance included.
+    /// The Delassus matrix, floor rows' relative compliance included (its storage is the
+    /// workspace's `delassus`, to be handed back after use).
     pub(super) matrix: DMatrix<f64>,
     /// Per row: its unit wrenches on the character's bodies.
     pub(super) row_wrenches: Vec<RowWrenches>,
@@ -121,7 +122,11 @@ pub(super) fn delassus_matrix(
     let mut pushed = vec![Pushed::Nowhere; m];
     let mut row_wrenches: Vec<RowWrenches> = Vec::with_capacity(nr);
     let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
-    let mut delassus = DMatrix::zeros(nr, nr);
+    // the last step's storage when it has this size: every entry is written below
+    let mut delassus = std::mem::take(&mut ws.delassus);
+    if delassus.shape() != (nr, nr) {
+        delassus = DMatrix::zeros(nr, nr);
+    }
     for &(c, dir) in dirs {
         let r = &rows[c];
         let mut bresp = vec![(Vector3::zeros(), Vector3::zeros()); frame.balls.len()];

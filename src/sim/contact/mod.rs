@@ -87,6 +87,8 @@ pub struct ContactWorkspace {
     row_responses: Vec<Vector6<f64>>,
     /// The contacted bodies' ways to the root.
     path: Vec<usize>,
+    /// The last step's Delassus matrix (storage reused, see [`delassus::Delassus`]).
+    delassus: DMatrix<f64>,
     /// The step's frictional LCP, M and q (see [`crate::contact::friction_lcp_into`]).
     lcp_m: DMatrix<f64>,
     lcp_q: DVector<f64>,

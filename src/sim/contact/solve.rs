@@ -94,6 +94,8 @@ pub(super) fn solve_and_apply(
         ball_resp,
     } = delassus_matrix(&frame, stepper, ws, n, t)?;
     let z = solve_lcp(rows, &dirs, layout, &delassus, &free, &plain, ws, report, t)?;
+    // the matrix's storage back to the workspace for the next step
+    ws.delassus = delassus;
     report.contacts = nc;
     // Apply: the impulses gathered per character body, then re-solved into the step.
     let rhs = super::rhs_buffer(&mut ws.rhs, n);
