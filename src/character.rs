@@ -3,7 +3,7 @@
 
 use crate::mocap::{BvhError, Clip, load_bvh};
 use crate::motion::reference::{Reference, ReferenceError, ReferenceOptions};
-use crate::skeleton::{Model, ModelError, ModelOptions, build_model};
+use crate::skeleton::{Model, ModelError, ModelOptions, build_model_with_poses};
 use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong turning a BVH file into a character.
@@ -65,16 +65,17 @@ impl Character {
         path: &Path,
         opts: &CharacterOptions,
     ) -> Result<Self, CharacterError> {
-        let model = build_model(&clip, &opts.model).map_err(|source| CharacterError::Model {
-            path: path.into(),
-            source,
-        })?;
-        let reference = Reference::fit(&model, &clip, &opts.reference).map_err(|source| {
-            CharacterError::Reference {
+        let (model, poses) =
+            build_model_with_poses(&clip, &opts.model).map_err(|source| CharacterError::Model {
                 path: path.into(),
                 source,
-            }
-        })?;
+            })?;
+        let reference = Reference::fit_with_poses(&model, &clip, &opts.reference, Some(&poses))
+            .map_err(|source| CharacterError::Reference {
+                path: path.into(),
+                source,
+            })?;
+        drop(poses);
         Ok(Character {
             path: path.into(),
             clip,

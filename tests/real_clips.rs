@@ -347,3 +347,28 @@ fn iclone_zup_rest_skeleton_and_bandai_carrier_root_give_upright_figures() {
         );
     }
 }
+
+/// The world poses the model build returns (and the reference fit reuses) are the ones the
+/// fit would compute itself from the model's figure, bit for bit, on every clip: the
+/// loaded character's reference is the one `Reference::fit` gives.
+#[test]
+fn the_model_builds_world_poses_are_the_reference_fits_to_the_bit() {
+    use jostle::skeleton::{ClipFrames, ModelOptions, build_model_with_poses};
+    for path in all_clips() {
+        let name = path.display().to_string();
+        let clip = jostle::mocap::load_bvh(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (model, poses) = build_model_with_poses(&clip, &ModelOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let frames = ClipFrames::from_figure(&clip, &model.figure);
+        assert_eq!(poses.len(), frames.num_frames(), "{name}");
+        for (f, pose) in poses.iter().enumerate() {
+            let own = frames.world(f);
+            let bits = |p: &[(nalgebra::Vector3<f64>, nalgebra::UnitQuaternion<f64>)]| {
+                p.iter()
+                    .flat_map(|(x, q)| x.iter().chain(q.coords.iter()).map(|v| v.to_bits()))
+                    .collect::<Vec<u64>>()
+            };
+            assert_eq!(bits(pose), bits(&own), "{name}, frame {f}");
+        }
+    }
+}

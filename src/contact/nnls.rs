@@ -20,9 +20,10 @@
 //! ```
 //!
 //! (A z − b = −y, so a non-basic edge's w is the fit's residual along it.) The rounds are
-//! block principal pivoting with Júdice & Pires' safeguard, the same rule as
-//! [`solve_from_support`](super::lcp::solve_from_support) without cones or partners, so
-//! an accepted support gives that solver's (and Lemke's) answer to round-off.
+//! block principal pivoting with Júdice & Pires' safeguard (shared with
+//! [`solve_from_support`](super::lcp::solve_from_support)), every infeasible index, basic
+//! or not, counting: for a positive definite M that is finite. The solution is unique, so
+//! an accepted support gives Lemke's answer to round-off.
 
 use super::lcp::PivotSafeguard;
 use nalgebra::{Matrix6, Vector6};

@@ -106,6 +106,18 @@ impl Reference {
         clip: &Clip,
         opts: &ReferenceOptions,
     ) -> Result<Self, ReferenceError> {
+        Self::fit_with_poses(model, clip, opts, None)
+    }
+
+    /// [`fit`](Self::fit) from the clip's world poses when the caller has them (from
+    /// [`crate::skeleton::build_model_with_poses`]); `None`, or poses of another frame
+    /// count, and they are computed here.
+    pub fn fit_with_poses(
+        model: &Model,
+        clip: &Clip,
+        opts: &ReferenceOptions,
+        poses: Option<&crate::skeleton::ClipWorldPoses>,
+    ) -> Result<Self, ReferenceError> {
         if model.clip_joint_names.len() != clip.joints.len() {
             return Err(ReferenceError::Mismatch(format!(
                 "model has {} clip joints, clip has {}",
@@ -137,7 +149,14 @@ impl Reference {
             }
         }
         // Raw channel tracks.
-        let world: Vec<_> = (0..nf).map(|f| frames.world(f)).collect();
+        let computed;
+        let world = match poses {
+            Some(p) if p.len() == nf => p,
+            _ => {
+                computed = (0..nf).map(|f| frames.world(f)).collect();
+                &computed
+            }
+        };
         let mut tracks: Vec<Vec<f64>> = vec![Vec::with_capacity(nf); nch];
         let rep0 = model.bodies[0].bvh_joint;
         let mut root_q: Vec<Quaternion<f64>> =

@@ -57,8 +57,23 @@ const ZERO_OFFSET_FRACTION: f64 = 0.005;
 /// Fraction of the figure height below which an unnamed bone subtree is merged.
 const TINY_FRACTION: f64 = 0.045;
 
+/// World poses (metres, Y up) of every clip joint at every used frame, `[frame][joint]`:
+/// what the model build and the reference fit both read.
+pub type ClipWorldPoses = Vec<Vec<(Vector3<f64>, UnitQuaternion<f64>)>>;
+
 /// Build the physical model of a clip.
 pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError> {
+    build_model_with_poses(clip, opts).map(|(model, _)| model)
+}
+
+/// [`build_model`], also returning the clip's world poses it was built from (those of
+/// `ClipFrames::from_figure(clip, &model.figure)`, bit for bit), for
+/// [`crate::motion::reference::Reference::fit_with_poses`]: posing every frame is most of
+/// a load, and the fit would pose them again.
+pub fn build_model_with_poses(
+    clip: &Clip,
+    opts: &ModelOptions,
+) -> Result<(Model, ClipWorldPoses), ModelError> {
     if let Some(m) = opts.mass_kg
         && !(m.is_finite() && m > 0.0)
     {
@@ -131,8 +146,7 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
 
     // All frames in world coordinates (metres).
     let nf = frames.num_frames();
-    let world: Vec<Vec<(Vector3<f64>, UnitQuaternion<f64>)>> =
-        (0..nf).map(|f| frames.world(f)).collect();
+    let world: ClipWorldPoses = (0..nf).map(|f| frames.world(f)).collect();
     let nj = clip.joints.len();
     let children: Vec<Vec<usize>> = (0..nj).map(|j| clip.children(j).collect()).collect();
 
@@ -481,7 +495,7 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
         bodies.len(),
         nj
     ));
-    Ok(Model {
+    let model = Model {
         bodies,
         gravity: GRAVITY,
         spec_name,
@@ -491,7 +505,8 @@ pub fn build_model(clip: &Clip, opts: &ModelOptions) -> Result<Model, ModelError
         clip_joint_names: clip.joints.iter().map(|j| j.name.clone()).collect(),
         mass_source,
         notes,
-    })
+    };
+    Ok((model, world))
 }
 
 /// Distance from point p to the segment [a, b].

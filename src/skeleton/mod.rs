@@ -15,7 +15,10 @@ mod stature;
 mod tests;
 mod units;
 
-pub use build::{ModelError, ModelOptions, build_model, mean_rotation, point_segment_distance};
+pub use build::{
+    ClipWorldPoses, ModelError, ModelOptions, build_model, build_model_with_poses, mean_rotation,
+    point_segment_distance,
+};
 pub use builder::{JointSpec, ModelBuilder};
 pub use model::{Body, Capsule, FigureInfo, GRAVITY, Joint, Model, SegmentShare};
 pub use roles::{JointType, Role};
