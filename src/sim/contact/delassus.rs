@@ -180,19 +180,6 @@ pub(super) fn delassus_matrix(
         .iter()
         .map(|ws| ws.map(|w| w.map(|(b, w)| (slot(b), w))))
         .collect();
-    // ... and what multiplies the pushed body's response columns: the wrench, or for a
-    // body pushed at a single point the force alone (its columns are unit forces there)
-    let coefficients: Vec<RowWrenches> = slotted
-        .iter()
-        .map(|ws| {
-            ws.map(|w| {
-                w.map(|(s, w)| match levers[s] {
-                    Some(_) => (s, Vector6::new(w[0], w[1], w[2], 0.0, 0.0, 0.0)),
-                    None => (s, w),
-                })
-            })
-        })
-        .collect();
     // A row between character bodies and the ground reads the response as its wrench's
     // power: the relative velocity along dir is Σ_sides w·u (the other side's wrench
     // carries −dir).
@@ -202,17 +189,18 @@ pub(super) fn delassus_matrix(
         .collect();
     // The character's velocity response to each row's unit impulse at its contacted
     // bodies, row k's at `k · m + slot`: Σ over the row's sides of the response block
-    // times the side's wrench.
+    // times the side's wrench (its force, for a body pushed at a single point).
     let at = &mut ws.row_responses;
     at.clear();
     at.resize(nr * m, Vector6::zeros());
-    for (k, sides) in coefficients.iter().enumerate() {
+    for (k, sides) in slotted.iter().enumerate() {
         let out = &mut at[k * m..(k + 1) * m];
         for &(s, w) in sides.iter().flatten() {
             let blocks = &ws.responses[s * m..(s + 1) * m];
             if levers[s].is_some() {
-                // unit-force columns alone (the others and w's torque part are zero): the
-                // same sum as the 6 × 6 product, in its order, without the zero terms
+                // a body pushed at a single point: its columns are unit forces there, so
+                // the row's force alone multiplies them (its torque is the lever's moment
+                // of that force, already in the columns)
                 let f = Vector3::new(w[0], w[1], w[2]);
                 for (u, r) in out.iter_mut().zip(blocks) {
                     *u += r.fixed_columns::<3>(0) * f;
