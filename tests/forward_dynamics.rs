@@ -646,6 +646,88 @@ fn a_deferred_re_solve_is_converged_by_the_impulses_re_solve_or_by_finish() {
 }
 
 #[test]
+fn a_predicted_linearisation_point_saves_chord_iterations_not_accuracy() {
+    // The simulation linearises the gyroscopic rows about the step's end as the reference
+    // predicts it (`predict_angular_velocities`). Where the rows are linearised changes the
+    // chord iterations' start, never the nonlinear step they converge to: converged, any
+    // point (the true end, a poor guess, the state's own ω) lands on the same step to
+    // round-off; at the default tolerance a good prediction needs fewer iterations.
+    let mut rng = Rng(17);
+    let (mut with_prediction, mut without) = (0, 0);
+    for trial in 0..6 {
+        let (model, s0, torques, wrench) = wrenched_tree(&mut rng, 4 + 3 * trial);
+        // spin the bodies up so the gyroscopic rows are far from linear over the step
+        let mut s_fast = s0.clone();
+        for b in &mut s_fast.bodies {
+            b.w += rng.vec3(8.0);
+        }
+        let s0 = s_fast;
+        let run = |opts: StepOptions, hint: Option<&[Vector3<f64>]>| {
+            let mut s = s0.clone();
+            let mut stepper = Stepper::new(&model, opts).unwrap();
+            stepper
+                .prepare(&model, &s, &Root::Free, &torques, None)
+                .unwrap();
+            if let Some(w) = hint {
+                stepper.predict_angular_velocities(w.iter().copied());
+            }
+            stepper.solve(&model, &s, &Root::Free).unwrap();
+            stepper.resolve_with_external(&wrench).unwrap();
+            let report = stepper.finish(&model, &mut s, &Root::Free).unwrap();
+            (s, report.gyroscopic_iterations)
+        };
+        let exact = converged_options();
+        let (reference, _) = run(exact, None);
+        let end: Vec<Vector3<f64>> = reference.bodies.iter().map(|b| b.w).collect();
+        let poor: Vec<Vector3<f64>> = s0
+            .bodies
+            .iter()
+            .map(|b| b.w * 2.0 + rng.vec3(3.0))
+            .collect();
+        let scale = reference
+            .bodies
+            .iter()
+            .fold(0.0f64, |m, b| m.max(b.twist().amax()));
+        for (what, hint) in [("the true end", &end), ("a poor guess", &poor)] {
+            let (s, _) = run(exact, Some(hint));
+            let e = twist_difference(&s, &reference);
+            assert!(
+                e <= 1e-12 * scale,
+                "trial {trial}, linearised about {what}: off by {e:e} (|u| {scale:e})"
+            );
+        }
+        let opts = StepOptions {
+            h: 1.0 / 240.0,
+            ..Default::default()
+        };
+        let (s_hint, its_hint) = run(opts, Some(&end));
+        let (s_plain, its_plain) = run(opts, None);
+        let (e_hint, e_plain) = (
+            twist_difference(&s_hint, &reference),
+            twist_difference(&s_plain, &reference),
+        );
+        eprintln!(
+            "trial {trial}: predicted {its_hint} solves, off by {e_hint:.1e}; from the state {its_plain}, off by {e_plain:.1e} (|u| {scale:.1e})"
+        );
+        // linearised about the end, the default tolerance lands on the converged step (to
+        // its momentum tolerance); from the state's ω at these spins the default two
+        // iterations stop short of it
+        assert!(
+            e_hint <= 1e-10 * scale && e_hint <= e_plain,
+            "trial {trial}: predicted off by {e_hint:e}, from the state by {e_plain:e}"
+        );
+        assert!(
+            its_hint <= its_plain,
+            "trial {trial}: {its_hint} iterations predicted, {its_plain} from the state"
+        );
+        with_prediction += its_hint;
+        without += its_plain;
+    }
+    eprintln!("chord solves over 6 steps: {with_prediction} predicted, {without} from the state");
+    assert!(with_prediction < without, "{with_prediction} vs {without}");
+}
+
+#[test]
 fn the_momentum_change_to_a_velocity_is_the_impulse_that_lands_there() {
     // The discrete-time inverse dynamics asks the step, between its linearised solve and
     // its re-solve, which right-hand side lands it on u*. `momentum_change_to(u*)` is

@@ -79,6 +79,11 @@ impl Simulation<'_> {
         let before = self.kin[0];
         let root_offset = (self.state.bodies[0].x - before.x).norm();
         let lean = self.balance_lean();
+        // the step's end predicted from the reference's change of angular velocity: the
+        // gyroscopic rows' linearisation point (see `Stepper::predict_angular_velocities`)
+        for (w, k) in self.w_before.iter_mut().zip(&self.kin) {
+            *w = k.w;
+        }
         reference.sample_with_targets(
             model,
             t1,
@@ -90,6 +95,11 @@ impl Simulation<'_> {
             self.k
                 .min(self.feedforward.stiffness.len().saturating_sub(1)),
         );
+        if self.protective.is_none() {
+            let (s, k, wb) = (&self.state.bodies, &self.kin, &self.w_before);
+            self.stepper
+                .predict_angular_velocities((0..s.len()).map(|b| s[b].w + (k[b].w - wb[b])));
+        }
         if let Some(p) = &self.protective {
             // fallen: the joints hold the protective pose and the root is free
             for b in 1..model.num_bodies() {
