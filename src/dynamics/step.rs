@@ -38,10 +38,10 @@
 //! energy change is ω⁺ᵀ(impulse) − ½|ω⁺ − ω|²_I: the step stays dissipative.
 //! Set [`StepOptions::gyroscopic_iterations`] to 0 for the plain linearly implicit step.
 //! The rows may be linearised about a prediction of ω⁺ instead of ω
-//! ([`Stepper::predict_angular_velocities`]; the character simulation passes the state's
-//! ω plus the reference's change over the step): the iterations then start O(h|ω⁺ − ω̂|²)
-//! from the solution instead of O(h|ω⁺ − ω|²) and converge to the same step (CMU 01_01:
-//! the chord iterations' instructions 171 → 105 M over the clip).
+//! ([`Stepper::predict_angular_velocities`]; the character simulation passes ω + h ω̇ of
+//! its reference): the iterations then start O(h|ω⁺ − ω̂|²) from the solution instead of
+//! O(h|ω⁺ − ω|²) and converge to the same step (CMU 01_01: chord iterations 171 → 87 M
+//! instructions over the clip; a fifth of the steps need none, the rest one).
 
 use super::gradient::{GradientEstimator, GradientOptions, TorqueGradient, TorqueStructure};
 use super::kkt::{BlockTree, KktError, KktVector, joint_rows};

@@ -79,10 +79,15 @@ impl Simulation<'_> {
         let before = self.kin[0];
         let root_offset = (self.state.bodies[0].x - before.x).norm();
         let lean = self.balance_lean();
-        // the step's end predicted from the reference's change of angular velocity: the
-        // gyroscopic rows' linearisation point (see `Stepper::predict_angular_velocities`)
-        for (w, k) in self.w_before.iter_mut().zip(&self.kin) {
-            *w = k.w;
+        // the step's end predicted from the reference's angular acceleration at its start,
+        // ω + h ω̇_ref(t): the gyroscopic rows' linearisation point (see
+        // `Stepper::predict_angular_velocities`). The unperturbed step changes ω by that to
+        // O(h³) (the feedforward's targets are the reference's displacements over the
+        // step); ω_ref(t + h) − ω_ref(t) is off by (h²/2) ω̈, which left a chord solve in
+        // every step instead of four in five.
+        let h = self.opts.step;
+        for (dw, k) in self.w_change.iter_mut().zip(&self.kin) {
+            *dw = k.dw * h;
         }
         reference.sample_with_targets(
             model,
@@ -96,9 +101,9 @@ impl Simulation<'_> {
                 .min(self.feedforward.stiffness.len().saturating_sub(1)),
         );
         if self.protective.is_none() {
-            let (s, k, wb) = (&self.state.bodies, &self.kin, &self.w_before);
+            let (s, dw) = (&self.state.bodies, &self.w_change);
             self.stepper
-                .predict_angular_velocities((0..s.len()).map(|b| s[b].w + (k[b].w - wb[b])));
+                .predict_angular_velocities(s.iter().zip(dw).map(|(s, dw)| s.w + dw));
         }
         if let Some(p) = &self.protective {
             // fallen: the joints hold the protective pose and the root is free
