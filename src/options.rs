@@ -236,6 +236,12 @@ pub struct SimArgs {
     pub root: RootArg,
     /// Natural frequency of the root spring's translation, Hz (stiffness = mass × ω²,
     /// critically damped); rotation uses twice this frequency with the figure's inertia.
+    /// Below 0.5 Hz the spring is weaker than gravity topples a figure standing on one
+    /// foot (√(g/l)/2π for a centre of mass l ≈ 1 m up; a foot's contacts lie along its
+    /// length, so it rolls sideways freely): after a hit such figures drift away and slide
+    /// (a handball at 1 s to the chest or pelvis of the 20 shared clips: the pelvis more
+    /// than 10 cm off in 2 runs of 40 at 0.5 Hz, the salsa's two falls; 3 at 0.45 Hz, 6 at
+    /// 0.4 Hz, 16 at 0.3 Hz).
     #[arg(long, default_value_t = SpringTuning::default().linear_hz)]
     pub root_hz: f64,
     /// Damping ratio of the root spring (1: critically damped).
