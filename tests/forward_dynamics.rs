@@ -688,6 +688,18 @@ fn a_predicted_linearisation_point_saves_chord_iterations_not_accuracy() {
             .bodies
             .iter()
             .fold(0.0f64, |m, b| m.max(b.twist().amax()));
+        // an unusable prediction (too short, too long, NaN) is ignored: the state's ω serves
+        let short = end[1..].to_vec();
+        let long: Vec<Vector3<f64>> = end.iter().chain(&end).copied().collect();
+        let mut nan = end.clone();
+        nan[0].x = f64::NAN;
+        for bad in [&short, &long, &nan] {
+            let (s, _) = run(exact, Some(bad));
+            assert_eq!(
+                s, reference,
+                "trial {trial}: an unusable prediction was used"
+            );
+        }
         for (what, hint) in [("the true end", &end), ("a poor guess", &poor)] {
             let (s, _) = run(exact, Some(hint));
             let e = twist_difference(&s, &reference);

@@ -390,13 +390,24 @@ impl Stepper {
 
     /// Linearise the next solve's gyroscopic rows about these angular velocities (world,
     /// rad/s, one per body) instead of the state's: a prediction of the step's end makes
-    /// the chord iterations' start closer to the nonlinear solution. The solution they
-    /// converge to does not depend on it.
+    /// the chord iterations' start closer to the nonlinear solution. The step they
+    /// converge to does not depend on it, up to their tolerance (with
+    /// [`StepOptions::gyroscopic_iterations`] = 0 the step is the plain linearly implicit
+    /// one about this point). A prediction with the wrong number of bodies or a non-finite
+    /// value is ignored: the state's ω serves.
     pub fn predict_angular_velocities(&mut self, w: impl IntoIterator<Item = Vector3<f64>>) {
-        for (slot, w) in self.w_lin.iter_mut().zip(w) {
-            *slot = w;
+        let mut w = w.into_iter();
+        let mut usable = true;
+        for slot in self.w_lin.iter_mut() {
+            match w.next() {
+                Some(v) => {
+                    usable &= v.iter().all(|x| x.is_finite());
+                    *slot = v;
+                }
+                None => usable = false,
+            }
         }
-        self.w_lin_set = true;
+        self.w_lin_set = usable && w.next().is_none();
     }
 
     /// The options in use.
