@@ -274,7 +274,8 @@ pub struct SimArgs {
     /// Keep the character up whatever hits it. By default, standing on the floor, it lets go
     /// of the mocap and falls when a hit moves its extrapolated centre of mass more than
     /// 10 cm from the mocap's, or the root spring pulls with more than half its weight,
-    /// for 50 ms, within 1 s of a ball's last contact.
+    /// for 50 ms, within 1 s of a ball's last contact; or more than 30 cm, for 50 ms, at
+    /// any time after a hit (a slow topple).
     #[arg(long)]
     pub no_falls: bool,
 }
