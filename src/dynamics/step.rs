@@ -827,12 +827,15 @@ impl Stepper {
             &mut self.kkt,
             &mut self.rhs_lin,
         );
-        let hint = std::mem::take(&mut self.w_lin_set);
+        // the linearisation point: the prediction if one was given, else the state's ω
+        if !std::mem::take(&mut self.w_lin_set) {
+            for (w, s) in self.w_lin.iter_mut().zip(&state.bodies) {
+                *w = s.w;
+            }
+        }
         for b in 0..n {
-            let s = &state.bodies[b];
             let iw = self.iw[b];
-            let w0 = if hint { self.w_lin[b] } else { s.w };
-            let (nw, gj) = gyro_n_and_jacobian(he, &iw, &w0);
+            let (nw, gj) = gyro_n_and_jacobian(he, &iw, &self.w_lin[b]);
             self.gyro_jac[b] = gj;
             self.gyro_n0[b] = nw;
             let mut d = self.kkt.diag_mut(b).fixed_view_mut::<3, 3>(3, 3);
@@ -862,12 +865,7 @@ impl Stepper {
             );
         }
         for b in 0..n {
-            let w0 = if hint {
-                self.w_lin[b]
-            } else {
-                state.bodies[b].w
-            };
-            let lin = self.gyro_jac[b] * w0 - self.gyro_n0[b];
+            let lin = self.gyro_jac[b] * self.w_lin[b] - self.gyro_n0[b];
             self.gyro_offset[b] = lin;
             let mut r = self.rhs_lin[b];
             for k in 0..3 {

@@ -85,9 +85,10 @@ impl Simulation<'_> {
         // O(h³) (the feedforward's targets are the reference's displacements over the
         // step); ω_ref(t + h) − ω_ref(t) is off by (h²/2) ω̈, which left a chord solve in
         // every step instead of four in five.
-        let h = self.opts.step;
-        for (dw, k) in self.w_change.iter_mut().zip(&self.kin) {
-            *dw = k.dw * h;
+        if self.protective.is_none() {
+            let (s, k, h) = (&self.state.bodies, &self.kin, self.opts.step);
+            self.stepper
+                .predict_angular_velocities(s.iter().zip(k).map(|(s, k)| s.w + k.dw * h));
         }
         reference.sample_with_targets(
             model,
@@ -100,11 +101,6 @@ impl Simulation<'_> {
             self.k
                 .min(self.feedforward.stiffness.len().saturating_sub(1)),
         );
-        if self.protective.is_none() {
-            let (s, dw) = (&self.state.bodies, &self.w_change);
-            self.stepper
-                .predict_angular_velocities(s.iter().zip(dw).map(|(s, dw)| s.w + dw));
-        }
         if let Some(p) = &self.protective {
             // fallen: the joints hold the protective pose and the root is free
             for b in 1..model.num_bodies() {

@@ -171,9 +171,6 @@ pub struct Simulation<'c> {
     pub(super) tracking: Tracking,
     pub(super) scratch: ReferenceScratch,
     pub(super) kin: Vec<BodyKinematics>,
-    /// Scratch: per body, h ω̇ of the reference at the step's start, rad/s (the predicted
-    /// change of ω over the step).
-    pub(super) w_change: Vec<Vector3<f64>>,
     pub(super) targets: JointTargets,
     pub(super) external: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// The wrenches of ψ_k alone (added by re-solving the step, see [`Self::step`]).
@@ -325,7 +322,6 @@ impl<'c> Simulation<'c> {
             tracking,
             scratch: ReferenceScratch::default(),
             kin: vec![BodyKinematics::default(); n],
-            w_change: vec![Vector3::zeros(); n],
             targets: JointTargets::default(),
             external: vec![(Vector3::zeros(), Vector3::zeros()); n],
             feedforward_wrench: vec![(Vector3::zeros(), Vector3::zeros()); n],
