@@ -8,6 +8,7 @@ use crate::dynamics::stabilize::Drift;
 use crate::export::gltf::GltfLayout;
 use crate::motion::reference::ReferenceOptions;
 use crate::sim::balance::FallOptions;
+use crate::sim::reflex::ImpactReflex;
 use crate::sim::{Projection, RootMode, SimOptions, SpringTuning};
 use crate::skeleton::{FrameOptions, ModelOptions, SkeletonSpec, SpecError};
 use clap::{Args, ValueEnum};
@@ -271,9 +272,23 @@ pub struct SimArgs {
     /// carries the whole weight and the figure sways in the air.
     #[arg(long)]
     pub no_ground: bool,
+    /// Trunk stiffness right after an impact, as a fraction of the tracking's, in (0, 1]:
+    /// a person's stretch reflexes need 50–100 ms to answer a blow, so for
+    /// --reflex-latency after a ball's first contact the joints from the pelvis to the chest
+    /// hold at this fraction, then return to full stiffness over --reflex-ramp. 1 turns it
+    /// off (the thesis: the gains act from the instant of contact, and a handball to the
+    /// trunk barely shows).
+    #[arg(long, default_value_t = ImpactReflex::default().stiffness_fraction)]
+    pub reflex_fraction: f64,
+    /// How long the trunk holds at --reflex-fraction after a ball's first contact, s.
+    #[arg(long, default_value_t = ImpactReflex::default().latency_s)]
+    pub reflex_latency: f64,
+    /// How long the trunk takes to return to full stiffness after --reflex-latency, s.
+    #[arg(long, default_value_t = ImpactReflex::default().ramp_s)]
+    pub reflex_ramp: f64,
     /// Keep the character up whatever hits it. By default, standing on the floor, it lets go
     /// of the mocap and falls when a hit moves its extrapolated centre of mass more than
-    /// 10 cm from the mocap's, or the root spring pulls with more than half its weight,
+    /// 15 cm from the mocap's, or the root spring pulls with more than half its weight,
     /// for 50 ms, within 1 s of a ball's last contact; or more than 30 cm, for 50 ms, at
     /// any time after a hit (a slow topple).
     #[arg(long)]
@@ -324,6 +339,25 @@ impl SimArgs {
             falls: FallOptions {
                 allowed: !self.no_falls,
                 ..FallOptions::default()
+            },
+            reflex: {
+                ensure(
+                    self.reflex_fraction > 0.0 && self.reflex_fraction <= 1.0,
+                    "--reflex-fraction",
+                    || {
+                        format!(
+                            "--reflex-fraction must be in (0, 1] (1: off), got {}",
+                            self.reflex_fraction
+                        )
+                    },
+                )?;
+                ensure_non_negative("--reflex-latency", self.reflex_latency)?;
+                ensure_non_negative("--reflex-ramp", self.reflex_ramp)?;
+                ImpactReflex {
+                    stiffness_fraction: self.reflex_fraction,
+                    latency_s: self.reflex_latency,
+                    ramp_s: self.reflex_ramp,
+                }
             },
             root: match self.root {
                 RootArg::Pinned => RootMode::Pinned,
@@ -393,6 +427,10 @@ mod tests {
             (&["--root-soft-zone=-0.01"], "--root-soft-zone"),
             (&["--root-soft-scale=1.5"], "--root-soft-scale"),
             (&["--root-hz=0"], "--root-hz"),
+            (&["--reflex-fraction=0"], "--reflex-fraction"),
+            (&["--reflex-fraction=1.2"], "--reflex-fraction"),
+            (&["--reflex-latency=-0.1"], "--reflex-latency"),
+            (&["--reflex-ramp=inf"], "--reflex-ramp"),
         ] {
             match options(args) {
                 Err(OptionsError::Invalid { option, message }) => {
@@ -405,5 +443,8 @@ mod tests {
         let o = options(&["--k-stance", "1.5", "--root-zeta", "0.7"]).expect("valid");
         assert_eq!(o.gains.k_stance, 1.5);
         assert!(matches!(o.root, RootMode::Spring(t) if t.damping_ratio == 0.7));
+        assert_eq!(o.reflex, ImpactReflex::default());
+        let off = options(&["--reflex-fraction", "1"]).expect("valid");
+        assert_eq!(off.reflex.stiffness_fraction, 1.0);
     }
 }

@@ -122,6 +122,7 @@ impl Simulation<'_> {
                 }
             }
         }
+        self.yield_after_impact();
         if let Some(lean) = lean {
             self.tilt_stance_ankles(&lean);
         }
@@ -134,6 +135,34 @@ impl Simulation<'_> {
                 target,
                 Vector6::zeros(),
             )),
+        }
+    }
+
+    /// Scale the trunk joints' stiffness, just set from the schedule, by the reflex delay's
+    /// factor ([`ImpactReflex`](crate::sim::reflex::ImpactReflex)) for the time since the
+    /// latest ball's first contact with a body that sets it off, at the state's time.
+    fn yield_after_impact(&mut self) {
+        let reflex = &self.opts.reflex;
+        let t = self.time();
+        let triggers = &self.reflex_triggers;
+        let Some(since) = self
+            .balls
+            .iter()
+            .flat_map(|b| &b.hits)
+            .filter(|h| matches!(h.other, crate::sim::balls::Touched::Body(b) if triggers[b]))
+            .map(|h| t - h.t)
+            .filter(|d| *d >= 0.0)
+            .reduce(f64::min)
+        else {
+            return;
+        };
+        let scale = reflex.stiffness_scale(since);
+        if scale < 1.0 {
+            for &b in &self.reflex_joints {
+                for k in self.tracking.stiffness[b].iter_mut() {
+                    *k *= scale;
+                }
+            }
         }
     }
 

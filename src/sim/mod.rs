@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod models;
 pub mod random_throws;
 mod record;
+pub mod reflex;
 pub mod replay;
 pub mod root;
 pub mod run;

@@ -20,6 +20,7 @@ use crate::sim::balls::{
     launch_balls,
 };
 use crate::sim::ground::Ground;
+use crate::sim::reflex::{ImpactReflex, reflex_triggers, trunk_joints};
 use crate::sim::root::{RootMode, SpringScale, SpringTuning};
 use crate::sim::support::{ClipFloor, SupportContact, SupportSplit};
 use nalgebra::{Vector3, Vector6};
@@ -57,6 +58,8 @@ pub struct SimOptions {
     /// Standing on the floor: when a hit puts the character out of balance it falls
     /// (METHOD §12.4).
     pub falls: FallOptions,
+    /// How the trunk yields for a moment after an impact (the reflex delay).
+    pub reflex: ImpactReflex,
 }
 
 impl Default for SimOptions {
@@ -71,6 +74,7 @@ impl Default for SimOptions {
             root: RootMode::Spring(SpringTuning::default()),
             ground: true,
             falls: FallOptions::default(),
+            reflex: ImpactReflex::default(),
         }
     }
 }
@@ -176,6 +180,10 @@ pub struct Simulation<'c> {
     /// The wrenches of ψ_k alone (added by re-solving the step, see [`Self::step`]).
     pub(super) feedforward_wrench: Vec<(Vector3<f64>, Vector3<f64>)>,
     pub(super) offsets: Vec<usize>,
+    /// The bodies whose joints yield after an impact ([`ImpactReflex`]).
+    pub(super) reflex_joints: Vec<usize>,
+    /// Per body: whether a ball striking it sets the reflex delay off.
+    pub(super) reflex_triggers: Vec<bool>,
     pub(super) spring_scale: SpringScale,
     /// The character's floor contacts (spring-held root only).
     pub(super) ground: Option<Ground>,
@@ -228,6 +236,7 @@ impl<'c> Simulation<'c> {
             )));
         }
         opts.falls.validate().map_err(SimError::Settings)?;
+        opts.reflex.validate().map_err(SimError::Settings)?;
         if let RootMode::Spring(tuning) = &opts.root {
             tuning.validate().map_err(SimError::Settings)?;
             if opts.drift == Drift::ImprovedImplicit {
@@ -326,6 +335,8 @@ impl<'c> Simulation<'c> {
             external: vec![(Vector3::zeros(), Vector3::zeros()); n],
             feedforward_wrench: vec![(Vector3::zeros(), Vector3::zeros()); n],
             offsets: model.dof_offsets(),
+            reflex_joints: trunk_joints(model),
+            reflex_triggers: reflex_triggers(model),
             spring_scale,
             ground: (opts.ground && matches!(opts.root, RootMode::Spring(_)))
                 .then(|| Ground::new(model, floor.height)),

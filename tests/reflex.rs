@@ -1,0 +1,157 @@
+//! The reflex delay after an impact (`sim::reflex`): for a moment after a ball strikes, the
+//! trunk's joints hold at a fraction of their stiffness, so a handball to the chest bends
+//! the trunk visibly; before the contact nothing changes, and the figure recovers and
+//! stays up. On the repo's own walk (no shared clips needed).
+
+mod common;
+
+use jostle::motion::kinematics::BodyKinematics;
+use jostle::motion::reference::ReferenceScratch;
+use jostle::sim::balls::Ball;
+use jostle::sim::metrics::perturb_metrics;
+use jostle::sim::reflex::{ImpactReflex, trunk_joints};
+use jostle::sim::scenario::BallSpec;
+use jostle::sim::{SimOptions, Simulation};
+use jostle::skeleton::Role;
+use jostle::{Character, CharacterOptions};
+
+const CHEST_HANDBALL: &str = "t=1,target=chest,speed=12";
+
+fn walk() -> Character {
+    let path = common::repo_clip("demo_walk.bvh");
+    Character::load(&path, &CharacterOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A chest handball's run with `reflex`.
+fn hit(c: &Character, reflex: ImpactReflex) -> Simulation<'_> {
+    let opts = SimOptions {
+        reflex,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(c, opts).expect("simulation");
+    let launch = BallSpec::from_flag(CHEST_HANDBALL)
+        .expect("ball flag")
+        .launch(&c.model, &c.reference)
+        .expect("aims");
+    sim.throw(Ball::from_launch(&launch));
+    sim.run().expect("runs");
+    sim
+}
+
+/// Per recorded step: the largest angle (degrees) between a trunk joint's relative rotation
+/// and the reference's at the same time.
+fn trunk_deviation_deg(c: &Character, sim: &Simulation<'_>, trunk: &[usize]) -> Vec<f64> {
+    let model = &c.model;
+    let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
+    let mut scratch = ReferenceScratch::default();
+    sim.record
+        .times
+        .iter()
+        .zip(&sim.record.poses)
+        .map(|(&t, poses)| {
+            c.reference.sample(model, t, &mut scratch, &mut kin);
+            trunk
+                .iter()
+                .map(|&b| {
+                    let a = model.bodies[b].parent.expect("a trunk joint has a parent");
+                    let sim_rel = poses[a].q.inverse() * poses[b].q;
+                    let ref_rel = kin[a].q.inverse() * kin[b].q;
+                    sim_rel.angle_to(&ref_rel).to_degrees()
+                })
+                .fold(0.0, f64::max)
+        })
+        .collect()
+}
+
+#[test]
+fn the_trunk_is_the_chain_from_the_pelvis_up_to_the_chest() {
+    let c = walk();
+    let trunk = trunk_joints(&c.model);
+    let names: Vec<&str> = trunk
+        .iter()
+        .map(|&b| c.model.bodies[b].name.as_str())
+        .collect();
+    assert!(!trunk.is_empty(), "the demo walk has a chest");
+    let last = *trunk.last().expect("non-empty");
+    assert_eq!(c.model.bodies[last].role, Some(Role::Chest), "{names:?}");
+    // each joint's parent is the one before it, the first's is the root
+    assert_eq!(c.model.bodies[trunk[0]].parent, Some(0), "{names:?}");
+    for w in trunk.windows(2) {
+        assert_eq!(c.model.bodies[w[1]].parent, Some(w[0]), "{names:?}");
+    }
+    for &b in &trunk {
+        assert!(
+            !matches!(
+                c.model.bodies[b].role,
+                Some(Role::Neck | Role::Head | Role::LeftThigh | Role::RightThigh)
+            ),
+            "{names:?}"
+        );
+    }
+}
+
+#[test]
+fn a_chest_hit_bends_the_trunk_more_while_the_reflex_is_late_and_the_figure_recovers() {
+    let c = walk();
+    let trunk = trunk_joints(&c.model);
+    let with = hit(&c, ImpactReflex::default());
+    let without = hit(&c, ImpactReflex::OFF);
+    let contact = perturb_metrics(&with).balls[0]
+        .first_contact_s
+        .expect("the ball hits");
+    assert_eq!(
+        perturb_metrics(&without).balls[0].first_contact_s,
+        Some(contact),
+        "same ball, same first contact"
+    );
+    // nothing differs before the ball arrives: the reflex acts only after a contact
+    let before = with
+        .record
+        .times
+        .iter()
+        .take_while(|&&t| t < contact)
+        .count();
+    assert!(before > 100, "{before} steps before the hit");
+    assert_eq!(
+        with.record.poses[..before],
+        without.record.poses[..before],
+        "poses before the first contact"
+    );
+    let (dev_with, dev_without) = (
+        trunk_deviation_deg(&c, &with, &trunk),
+        trunk_deviation_deg(&c, &without, &trunk),
+    );
+    let peak = |d: &[f64]| d.iter().copied().fold(0.0, f64::max);
+    let (p_with, p_without) = (peak(&dev_with), peak(&dev_without));
+    eprintln!("trunk peak deviation: {p_with:.2}° with the reflex delay, {p_without:.2}° without");
+    assert!(
+        p_with > 1.5 * p_without && p_with > 3.0,
+        "the trunk should yield: {p_with:.2}° with the reflex delay, {p_without:.2}° without"
+    );
+    for (name, sim) in [("with", &with), ("without", &without)] {
+        let m = perturb_metrics(sim);
+        assert!(!m.fell, "{name}: a handball must not knock the walk down");
+        let r = m.recovery_time_s.unwrap_or(f64::INFINITY);
+        assert!(r <= 2.0, "{name}: back within 2° in {r} s");
+    }
+    // once the reflex is over (latency + ramp), the trunk returns toward the mocap
+    let window = ImpactReflex::default().duration_s();
+    let late: Vec<f64> = with
+        .record
+        .times
+        .iter()
+        .zip(&dev_with)
+        .filter(|(t, _)| **t > contact + window + 1.0)
+        .map(|(_, d)| *d)
+        .collect();
+    assert!(
+        !late.is_empty(),
+        "the clip runs on a second after the reflex"
+    );
+    assert!(
+        peak(&late) < 0.5 * p_with,
+        "a second after the reflex the trunk is back: {:.2}° against a {p_with:.2}° peak",
+        peak(&late)
+    );
+}
