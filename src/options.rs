@@ -288,7 +288,7 @@ pub struct SimArgs {
     pub reflex_ramp: f64,
     /// Keep the character up whatever hits it. By default, standing on the floor, it lets go
     /// of the mocap and falls when a hit moves its extrapolated centre of mass more than
-    /// 15 cm from the mocap's, or the root spring pulls with more than half its weight,
+    /// 10 cm from the mocap's, or the root spring pulls with more than half its weight,
     /// for 50 ms, within 1 s of a ball's last contact; or more than 30 cm, for 50 ms, at
     /// any time after a hit (a slow topple).
     #[arg(long)]

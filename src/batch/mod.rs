@@ -57,7 +57,7 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// take its exact answer instead of Lemke's, an equally valid one that differs by round-off
 /// or, where the LCP has several, by up to 0.1 % in the metrics; r7: the .glb is skinned by
 /// default, one armature, `--gltf-layout`; r8: the trunk yields for a moment after an impact,
-/// `sim::reflex`, and the capture margin of a fall is 15 cm). `--mass` and `--height` reach the fingerprint
+/// `sim::reflex`). `--mass` and `--height` reach the fingerprint
 /// through [`BatchOptions::load`].
 pub const OUTPUT_REVISION: u32 = 8;
 

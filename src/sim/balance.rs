@@ -22,11 +22,8 @@ pub struct FallOptions {
     /// Let go when out of balance (`--no-falls` clears it: the hand of god then holds the
     /// figure up whatever happens).
     pub allowed: bool,
-    /// Largest recoverable change of the extrapolated COM, m: what ankle and hip
-    /// strategies absorb without a step, about half to two thirds of a foot length. 0.15 m:
-    /// with the trunk yielding after an impact ([`crate::sim::reflex`]) handball hits move ξ
-    /// by up to 0.12 m in runs that recover, and 0.10 m let 7 of 160 random handball throws
-    /// knock the figure down; every 5 kg ball at 15 m/s to a chest moved it 0.29 m or more.
+    /// Largest recoverable change of the extrapolated COM, m (about half a foot length:
+    /// what ankle and hip strategies absorb without a step).
     pub capture_margin_m: f64,
     /// Largest plausible pull of the root spring, in body weights (METHOD §12.4's
     /// F_max ≈ 0.5 m g: beyond it the hand of god would be visibly holding the figure up).
@@ -58,7 +55,7 @@ impl Default for FallOptions {
     fn default() -> Self {
         FallOptions {
             allowed: true,
-            capture_margin_m: 0.15,
+            capture_margin_m: 0.10,
             spring_force_bw: 0.5,
             hold_s: 0.05,
             fade_s: 0.2,
