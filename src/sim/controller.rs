@@ -138,25 +138,27 @@ impl Simulation<'_> {
         }
     }
 
-    /// Scale the trunk joints' stiffness, just set from the schedule, by the reflex delay's
-    /// factor ([`ImpactReflex`](crate::sim::reflex::ImpactReflex)) for the time since the
-    /// latest ball's first contact with a body that sets it off, at the state's time.
-    fn yield_after_impact(&mut self) {
-        let reflex = &self.opts.reflex;
+    /// The reflex delay's factor on the trunk joints' stiffness at the state's time
+    /// ([`ImpactReflex`](crate::sim::reflex::ImpactReflex)), from the latest ball's first
+    /// contact with a body that sets it off; 1 when none has or the reflex is over.
+    fn reflex_scale(&self) -> f64 {
         let t = self.time();
         let triggers = &self.reflex_triggers;
-        let Some(since) = self
-            .balls
+        self.balls
             .iter()
             .flat_map(|b| &b.hits)
             .filter(|h| matches!(h.other, crate::sim::balls::Touched::Body(b) if triggers[b]))
             .map(|h| t - h.t)
             .filter(|d| *d >= 0.0)
             .reduce(f64::min)
-        else {
-            return;
-        };
-        let scale = reflex.stiffness_scale(since);
+            .map_or(1.0, |since| self.opts.reflex.stiffness_scale(since))
+    }
+
+    /// Scale the trunk joints' stiffness, just set from the schedule, by the reflex delay's
+    /// factor.
+    fn yield_after_impact(&mut self) {
+        let scale = self.reflex_scale();
+        self.trunk_stiffness_scale = scale;
         if scale < 1.0 {
             for &b in &self.reflex_joints {
                 for k in self.tracking.stiffness[b].iter_mut() {
@@ -322,6 +324,67 @@ impl Simulation<'_> {
             targets[b].q_rel = s[a].q.inverse() * s[b].q;
             stiffness[b] = self.tracking.stiffness[b].map(|k| k * fraction);
         }
+        // a fraction of the full stiffness, not of the trunk's while its reflex is late: a
+        // figure that let go within the reflex delay otherwise kept its trunk at 3 % and
+        // folded it back by 146° (the demo walk after a 5 kg chest ball)
+        let reflex = self.trunk_stiffness_scale;
+        if reflex < 1.0 {
+            for &b in &self.reflex_joints {
+                stiffness[b] = stiffness[b].map(|k| k / reflex);
+            }
+        }
         self.protective = Some(ProtectivePose { targets, stiffness });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::balls::Ball;
+    use crate::sim::scenario::BallSpec;
+    use crate::sim::{SimOptions, Simulation};
+    use crate::{Character, CharacterOptions};
+
+    /// A figure that lets go while its trunk's reflex is still late holds the protective
+    /// pose at the protective fraction of the trunk's full stiffness, not of the reduced
+    /// one (which left the demo walk's trunk at 3 % and folded it back by 146°).
+    #[test]
+    fn letting_go_during_the_reflex_delay_braces_the_trunk_at_its_full_stiffness() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
+        let c = Character::load(&path, &CharacterOptions::default()).expect("demo walk");
+        let mut sim = Simulation::new(&c, SimOptions::default()).expect("simulation");
+        let launch = BallSpec::from_flag("t=1.5,target=chest,speed=15,mass=5")
+            .expect("ball flag")
+            .launch(&c.model, &c.reference)
+            .expect("aims");
+        sim.throw(Ball::from_launch(&launch));
+        let last = sim.feedforward.stiffness.len();
+        while sim.protective.is_none() && sim.k < last {
+            sim.step(None).expect("steps");
+        }
+        let pose = sim
+            .protective
+            .as_ref()
+            .expect("a 5 kg chest ball knocks it down");
+        let scale = sim.trunk_stiffness_scale;
+        assert!(
+            scale < 1.0,
+            "the figure let go at {:.3} s, after the reflex delay (the test needs it within)",
+            sim.time()
+        );
+        // the step that let go ran on the schedule of step k − 1, its trunk at `scale`
+        let schedule = &sim.feedforward.stiffness[sim.k - 1];
+        let fraction = sim.opts.falls.protective_stiffness;
+        assert!(!sim.reflex_joints.is_empty());
+        for &b in &sim.reflex_joints {
+            let dofs = c.model.bodies[b].joint.as_ref().expect("a joint").dof();
+            for i in 0..dofs {
+                let full = schedule[sim.offsets[b] + i];
+                let held = pose.stiffness[b][i];
+                assert!(
+                    (held - fraction * full).abs() <= 1e-9 * full,
+                    "body {b} dof {i}: protective {held} against {fraction} × {full} (reflex {scale})"
+                );
+            }
+        }
     }
 }

@@ -184,6 +184,9 @@ pub struct Simulation<'c> {
     pub(super) reflex_joints: Vec<usize>,
     /// Per body: whether a ball striking it sets the reflex delay off.
     pub(super) reflex_triggers: Vec<bool>,
+    /// The factor the reflex delay put on the trunk's stiffness in the latest step (1 when
+    /// none).
+    pub(super) trunk_stiffness_scale: f64,
     pub(super) spring_scale: SpringScale,
     /// The character's floor contacts (spring-held root only).
     pub(super) ground: Option<Ground>,
@@ -337,6 +340,7 @@ impl<'c> Simulation<'c> {
             offsets: model.dof_offsets(),
             reflex_joints: trunk_joints(model),
             reflex_triggers: reflex_triggers(model),
+            trunk_stiffness_scale: 1.0,
             spring_scale,
             ground: (opts.ground && matches!(opts.root, RootMode::Spring(_)))
                 .then(|| Ground::new(model, floor.height)),
@@ -376,6 +380,7 @@ impl<'c> Simulation<'c> {
         self.record = Record::default();
         self.balance = Balance::default();
         self.protective = None;
+        self.trunk_stiffness_scale = 1.0;
         self.contact_ws.set_warm_start(None);
         self.replayed_steps = 0;
     }
