@@ -142,18 +142,20 @@ fn errors_name_the_problem_and_leave_no_output() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.bvh:11") && err.contains("NaN"), "{err}");
     assert!(!d.join("x.glb").exists());
-    let out = jostle()
-        .args([
-            "perturb",
-            "mocap/demo_walk.bvh",
-            "--ball",
-            "t=1,target=tail,speed=10",
-            "--out",
-        ])
-        .arg(d.join("y.glb"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("runs");
+    // `jostle perturb mocap/demo_walk.bvh --ball B… --out OUT` from the repository
+    let perturb_walk = |balls: &[&str], out: &std::path::Path| {
+        let mut cmd = jostle();
+        cmd.args(["perturb", "mocap/demo_walk.bvh"]);
+        for b in balls {
+            cmd.args(["--ball", b]);
+        }
+        cmd.arg("--out")
+            .arg(out)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("runs")
+    };
+    let out = perturb_walk(&["t=1,target=tail,speed=10"], &d.join("y.glb"));
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -161,6 +163,20 @@ fn errors_name_the_problem_and_leave_no_output() {
         "{err}"
     );
     assert!(!d.join("y.glb").exists());
+    // a ball after the clip's end (the demo walk is 3.99 s long) would only "miss"
+    let out = perturb_walk(
+        &["t=1.5,target=chest", "t=5,target=chest"],
+        &d.join("z.glb"),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("demo_walk.bvh")
+            && err.contains("ball 2")
+            && err.contains("after the clip's end (3.9"),
+        "{err}"
+    );
+    assert!(!d.join("z.glb").exists());
     std::fs::remove_dir_all(&d).ok();
 }
 

@@ -163,6 +163,9 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
             (None, Some(r)) => {
                 println!("  back within 2° of the mocap {r:.2} s after the last impact")
             }
+            (None, None) if m.balls.iter().all(|b| !b.hit) => {
+                println!("  no ball touched the character: nothing to recover from")
+            }
             (None, None) => println!("  not back within 2° of the mocap by the end of the clip"),
         }
         println!(

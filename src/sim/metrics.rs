@@ -36,8 +36,8 @@ pub struct PerturbMetrics {
     /// Time of the peak, s.
     pub peak_time_s: f64,
     /// Time from the last ball's first contact with the character until every joint is back
-    /// within 2° of the mocap for the rest of the clip, s; `None` (null) if it never is, or
-    /// if the character fell.
+    /// within 2° of the mocap for the rest of the clip, s; `None` (null) if it never is, if
+    /// the character fell, or if no ball touched it.
     pub recovery_time_s: Option<f64>,
     /// Whether a hit knocked the character down (standing runs, METHOD §12.4): it let go
     /// of the mocap and fell.

@@ -349,6 +349,15 @@ impl BallSpec {
     /// approach is kept and [`Launch::aim_warning`] names the body it will hit.
     pub fn launch(&self, model: &Model, reference: &Reference) -> Result<Launch, String> {
         self.validate()?;
+        if self.t > reference.duration {
+            // it would fly after the motion is over and touch nothing: say so instead of
+            // reporting a miss (and a figure "not back within 2°" of a hit it never had)
+            return Err(format!(
+                "t={} s is after the clip's end ({:.3} s): the ball would fly after the \
+                 motion is over; give a time within the clip",
+                self.t, reference.duration
+            ));
+        }
         if let (Some(v), Some(f)) = (&self.velocity, &self.from) {
             let (origin, velocity) = (Vector3::from(*f), Vector3::from(*v));
             // A launched ball is checked for half a second of flight past its launch.
