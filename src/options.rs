@@ -274,10 +274,10 @@ pub struct SimArgs {
     pub no_ground: bool,
     /// Trunk stiffness right after an impact, as a fraction of the tracking's, in (0, 1]:
     /// a person's stretch reflexes need 50–100 ms to answer a blow, so for
-    /// --reflex-latency after a ball's first contact the joints from the pelvis to the chest
-    /// hold at this fraction, then return to full stiffness over --reflex-ramp. 1 turns it
-    /// off (the thesis: the gains act from the instant of contact, and a handball to the
-    /// trunk barely shows).
+    /// --reflex-latency after a ball's first contact with the pelvis, the trunk or a thigh,
+    /// the joints from the pelvis to the chest hold at this fraction, then return to full
+    /// stiffness over --reflex-ramp. 1 turns it off (the thesis: the gains act from the
+    /// instant of contact, and a handball to the trunk barely shows).
     #[arg(long, default_value_t = ImpactReflex::default().stiffness_fraction)]
     pub reflex_fraction: f64,
     /// How long the trunk holds at --reflex-fraction after a ball's first contact, s.
