@@ -286,6 +286,12 @@ pub struct SimArgs {
     /// How long the trunk takes to return to full stiffness after --reflex-latency, s.
     #[arg(long, default_value_t = ImpactReflex::default().ramp_s)]
     pub reflex_ramp: f64,
+    /// The root spring's frequencies over the same reflex delay, as a fraction of
+    /// --root-hz's, in (0, 1] (its stiffness goes with the square): the hand of god stands
+    /// for the balance the legs and hips keep, whose reflexes are as late. 1 holds it at
+    /// full strength.
+    #[arg(long, default_value_t = ImpactReflex::default().root_frequency_fraction)]
+    pub reflex_root: f64,
     /// Keep the character up whatever hits it. By default, standing on the floor, it lets go
     /// of the mocap and falls when a hit moves its extrapolated centre of mass more than
     /// 10 cm from the mocap's, or the root spring pulls with more than half its weight,
@@ -351,12 +357,23 @@ impl SimArgs {
                         )
                     },
                 )?;
+                ensure(
+                    self.reflex_root > 0.0 && self.reflex_root <= 1.0,
+                    "--reflex-root",
+                    || {
+                        format!(
+                            "--reflex-root must be in (0, 1] (1: off), got {}",
+                            self.reflex_root
+                        )
+                    },
+                )?;
                 ensure_non_negative("--reflex-latency", self.reflex_latency)?;
                 ensure_non_negative("--reflex-ramp", self.reflex_ramp)?;
                 ImpactReflex {
                     stiffness_fraction: self.reflex_fraction,
                     latency_s: self.reflex_latency,
                     ramp_s: self.reflex_ramp,
+                    root_frequency_fraction: self.reflex_root,
                 }
             },
             root: match self.root {
@@ -431,6 +448,7 @@ mod tests {
             (&["--reflex-fraction=1.2"], "--reflex-fraction"),
             (&["--reflex-latency=-0.1"], "--reflex-latency"),
             (&["--reflex-ramp=inf"], "--reflex-ramp"),
+            (&["--reflex-root=0"], "--reflex-root"),
         ] {
             match options(args) {
                 Err(OptionsError::Invalid { option, message }) => {

@@ -155,3 +155,45 @@ fn a_chest_hit_bends_the_trunk_more_while_the_reflex_is_late_and_the_figure_reco
         peak(&late)
     );
 }
+
+#[test]
+fn a_pelvis_hit_moves_the_pelvis_further_while_the_hand_of_god_is_late_too() {
+    let c = walk();
+    let run = |root_frequency_fraction: f64| {
+        let opts = SimOptions {
+            reflex: ImpactReflex {
+                root_frequency_fraction,
+                ..ImpactReflex::default()
+            },
+            ..Default::default()
+        };
+        let mut sim = Simulation::new(&c, opts).expect("simulation");
+        let launch = BallSpec::from_flag("t=1.5,target=pelvis,speed=12")
+            .expect("ball flag")
+            .launch(&c.model, &c.reference)
+            .expect("aims");
+        sim.throw(Ball::from_launch(&launch));
+        sim.run().expect("runs");
+        perturb_metrics(&sim)
+    };
+    let (late, held) = (
+        run(ImpactReflex::default().root_frequency_fraction),
+        run(1.0),
+    );
+    eprintln!(
+        "pelvis handball: pelvis moved {:.1} mm with the hand of god late, {:.1} mm held",
+        late.root_peak_displacement_m * 1e3,
+        held.root_peak_displacement_m * 1e3
+    );
+    assert!(
+        late.root_peak_displacement_m > 1.3 * held.root_peak_displacement_m,
+        "{} m against {} m",
+        late.root_peak_displacement_m,
+        held.root_peak_displacement_m
+    );
+    for m in [&late, &held] {
+        assert!(!m.fell);
+        assert!(m.recovery_time_s.is_some_and(|r| r <= 2.0), "{m:?}");
+        assert!(m.foot_slip_mm <= 20.0, "{}", m.foot_slip_mm);
+    }
+}

@@ -106,8 +106,8 @@ def perturb(
     step in s (default 1/240). Every other option of ``jostle perturb`` is a keyword by its
     long name: ``drift="post"``, ``projection="step"|"mass"``, ``k_s=…``, ``k_0``, ``k_g``,
     ``k_stance``, ``damping_time``, ``beta``, ``root="spring"|"pinned"``, ``root_hz``,
-    ``no_ground=True``, ``no_falls=True``, ``reflex_fraction`` (1: off), ``reflex_latency``,
-    ``reflex_ramp``, ``no_feedback=True``, ``no_feedforward=True``, ``scale``, ``keep_first_frame=True``,
+    ``no_ground=True``, ``no_falls=True``, ``reflex_fraction`` (1: off), ``reflex_root``,
+    ``reflex_latency``, ``reflex_ramp``, ``no_feedback=True``, ``no_feedforward=True``, ``scale``, ``keep_first_frame=True``,
     ``skeleton="spec.toml"``, ``cutoff`` (Hz), ``gltf_layout="skinned"|"nodes"``.
 
     Returns a :class:`Perturbation`. Raises ``FileNotFoundError``/``OSError`` for a file that

@@ -7,7 +7,7 @@ use crate::dynamics::step::{Root, RootTarget};
 use crate::motion::kinematics::{BodyKinematics, JointMotion};
 use crate::sim::balance::{extrapolated_com, up_direction};
 use crate::sim::feedforward::root_target;
-use crate::sim::root::RootMode;
+use crate::sim::root::{RootMode, SpringTuning};
 use crate::sim::run::{SimOptions, Simulation};
 use crate::sim::support::ClipFloor;
 use nalgebra::{UnitQuaternion, Vector3, Vector6};
@@ -131,17 +131,17 @@ impl Simulation<'_> {
             RootMode::Pinned => Root::Pinned(target),
             // the root's feedforward impulse comes with ψ (see `add_feedforward`)
             RootMode::Spring(tuning) => Root::Spring(self.spring_scale.spring(
-                &tuning.at_offset(root_offset),
+                &self.root_tuning(tuning, root_offset),
                 target,
                 Vector6::zeros(),
             )),
         }
     }
 
-    /// The reflex delay's factor on the trunk joints' stiffness at the state's time
-    /// ([`ImpactReflex`](crate::sim::reflex::ImpactReflex)), from the latest ball's first
-    /// contact with a body that sets it off; 1 when none has or the reflex is over.
-    fn reflex_scale(&self) -> f64 {
+    /// Time since the latest ball's first contact with a body that sets the reflex delay
+    /// off ([`ImpactReflex`](crate::sim::reflex::ImpactReflex)), at the state's time, s;
+    /// `None` before any.
+    fn since_reflex_trigger(&self) -> Option<f64> {
         let t = self.time();
         let triggers = &self.reflex_triggers;
         self.balls
@@ -151,20 +151,40 @@ impl Simulation<'_> {
             .map(|h| t - h.t)
             .filter(|d| *d >= 0.0)
             .reduce(f64::min)
-            .map_or(1.0, |since| self.opts.reflex.stiffness_scale(since))
     }
 
-    /// Scale the trunk joints' stiffness, just set from the schedule, by the reflex delay's
-    /// factor.
+    /// Set the reflex delay's factors for this step: scale the trunk joints' stiffness,
+    /// just set from the schedule, and keep the root spring's frequency factor for the
+    /// root target.
     fn yield_after_impact(&mut self) {
-        let scale = self.reflex_scale();
-        self.trunk_stiffness_scale = scale;
-        if scale < 1.0 {
+        let (trunk, root) = self.since_reflex_trigger().map_or((1.0, 1.0), |since| {
+            let r = &self.opts.reflex;
+            (r.stiffness_scale(since), r.root_frequency_scale(since))
+        });
+        self.trunk_stiffness_scale = trunk;
+        self.root_frequency_scale = root;
+        if trunk < 1.0 {
             for &b in &self.reflex_joints {
                 for k in self.tracking.stiffness[b].iter_mut() {
-                    *k *= scale;
+                    *k *= trunk;
                 }
             }
+        }
+    }
+
+    /// The root spring's tuning with the pelvis `offset_m` from its path, its frequencies
+    /// scaled by the reflex delay's factor of the latest step.
+    fn root_tuning(&self, tuning: &SpringTuning, offset_m: f64) -> SpringTuning {
+        let t = tuning.at_offset(offset_m);
+        let f = self.root_frequency_scale;
+        if f < 1.0 {
+            SpringTuning {
+                linear_hz: t.linear_hz * f,
+                angular_hz: t.angular_hz * f,
+                ..t
+            }
+        } else {
+            t
         }
     }
 
@@ -274,7 +294,7 @@ impl Simulation<'_> {
         let xi = extrapolated_com(model, g.floor_y, |b| (s[b].x, s[b].v));
         let xi_ref = extrapolated_com(model, g.floor_y, |b| (r[b].x, r[b].v));
         let spring = self.spring_scale.spring(
-            &tuning.at_offset((s[0].x - r[0].x).norm()),
+            &self.root_tuning(tuning, (s[0].x - r[0].x).norm()),
             RootTarget {
                 x: r[0].x,
                 q: r[0].q,

@@ -187,6 +187,9 @@ pub struct Simulation<'c> {
     /// The factor the reflex delay put on the trunk's stiffness in the latest step (1 when
     /// none).
     pub(super) trunk_stiffness_scale: f64,
+    /// The factor the reflex delay put on the root spring's frequencies in the latest step
+    /// (1 when none).
+    pub(super) root_frequency_scale: f64,
     pub(super) spring_scale: SpringScale,
     /// The character's floor contacts (spring-held root only).
     pub(super) ground: Option<Ground>,
@@ -341,6 +344,7 @@ impl<'c> Simulation<'c> {
             reflex_joints: trunk_joints(model),
             reflex_triggers: reflex_triggers(model),
             trunk_stiffness_scale: 1.0,
+            root_frequency_scale: 1.0,
             spring_scale,
             ground: (opts.ground && matches!(opts.root, RootMode::Spring(_)))
                 .then(|| Ground::new(model, floor.height)),
@@ -381,6 +385,7 @@ impl<'c> Simulation<'c> {
         self.balance = Balance::default();
         self.protective = None;
         self.trunk_stiffness_scale = 1.0;
+        self.root_frequency_scale = 1.0;
         self.contact_ws.set_warm_start(None);
         self.replayed_steps = 0;
     }
