@@ -23,14 +23,14 @@ fn walk() -> Character {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A chest handball's run with `reflex`.
-fn hit(c: &Character, reflex: ImpactReflex) -> Simulation<'_> {
+/// The run of the ball `flag` (a `--ball` spec) with `reflex`.
+fn hit<'c>(c: &'c Character, flag: &str, reflex: ImpactReflex) -> Simulation<'c> {
     let opts = SimOptions {
         reflex,
         ..Default::default()
     };
     let mut sim = Simulation::new(c, opts).expect("simulation");
-    let launch = BallSpec::from_flag(CHEST_HANDBALL)
+    let launch = BallSpec::from_flag(flag)
         .expect("ball flag")
         .launch(&c.model, &c.reference)
         .expect("aims");
@@ -95,8 +95,8 @@ fn the_trunk_is_the_chain_from_the_pelvis_up_to_the_chest() {
 fn a_chest_hit_bends_the_trunk_more_while_the_reflex_is_late_and_the_figure_recovers() {
     let c = walk();
     let trunk = trunk_joints(&c.model);
-    let with = hit(&c, ImpactReflex::default());
-    let without = hit(&c, ImpactReflex::OFF);
+    let with = hit(&c, CHEST_HANDBALL, ImpactReflex::default());
+    let without = hit(&c, CHEST_HANDBALL, ImpactReflex::OFF);
     let contact = perturb_metrics(&with).balls[0]
         .first_contact_s
         .expect("the ball hits");
@@ -160,21 +160,11 @@ fn a_chest_hit_bends_the_trunk_more_while_the_reflex_is_late_and_the_figure_reco
 fn a_pelvis_hit_moves_the_pelvis_further_while_the_hand_of_god_is_late_too() {
     let c = walk();
     let run = |root_frequency_fraction: f64| {
-        let opts = SimOptions {
-            reflex: ImpactReflex {
-                root_frequency_fraction,
-                ..ImpactReflex::default()
-            },
-            ..Default::default()
+        let reflex = ImpactReflex {
+            root_frequency_fraction,
+            ..ImpactReflex::default()
         };
-        let mut sim = Simulation::new(&c, opts).expect("simulation");
-        let launch = BallSpec::from_flag("t=1.5,target=pelvis,speed=12")
-            .expect("ball flag")
-            .launch(&c.model, &c.reference)
-            .expect("aims");
-        sim.throw(Ball::from_launch(&launch));
-        sim.run().expect("runs");
-        perturb_metrics(&sim)
+        perturb_metrics(&hit(&c, "t=1.5,target=pelvis,speed=12", reflex))
     };
     let (late, held) = (
         run(ImpactReflex::default().root_frequency_fraction),
