@@ -975,16 +975,50 @@ fn a_clip_failing_midway_leaves_the_previous_result_untouched() {
 /// not as "not recovered": a 5 kg ball at 15 m/s to the demo walk's chest.
 #[test]
 fn a_knocked_down_variation_is_counted_as_a_fall() {
-    let root = tmp("falls");
+    let (clip, row, html) = demo_walk_scenario_batch(
+        "falls",
+        "[[ball]]\nt = 1.2\ntarget = \"chest\"\nspeed = 15.0\nmass = 5.0\n",
+    );
+    assert_eq!(clip["falls"], 1, "{clip}");
+    assert_eq!(clip["not_recovered"], 0, "{clip}");
+    assert_eq!(row("falls"), "1");
+    assert!(html.contains("1 knocked down"), "the report says so");
+}
+
+/// A variation still deviating when its clip ends soon after the hit is counted apart
+/// ("clip ended first": too soon to tell), not as "not recovered": a forearm hit 0.2 s
+/// before the demo walk's end.
+#[test]
+fn a_hit_just_before_the_clips_end_is_not_counted_as_a_failed_recovery() {
+    let (clip, row, html) = demo_walk_scenario_batch(
+        "clip-ended",
+        "[[ball]]\nt = 3.8\ntarget = \"right_forearm\"\nspeed = 12.0\n",
+    );
+    assert_eq!(clip["clip_ended"], 1, "{clip}");
+    assert_eq!(clip["not_recovered"], 0, "{clip}");
+    assert_eq!(clip["falls"], 0, "{clip}");
+    assert_eq!(row("clip_ended"), "1");
+    assert_eq!(row("not_recovered"), "0");
+    assert!(
+        html.contains("0 not recovered by the end of their clip")
+            && html.contains("1 whose clip ended sooner than 2 s after the hit"),
+        "the report says so"
+    );
+}
+
+/// `jostle batch -q --scenario S` over a library holding the demo walk alone, S being
+/// `scenario_toml`: the clip's summary.json entry, its summary.csv row by column name, and
+/// report.html.
+fn demo_walk_scenario_batch(
+    tag: &str,
+    scenario_toml: &str,
+) -> (serde_json::Value, impl Fn(&str) -> String, String) {
+    let root = tmp(tag);
     let lib = root.join("lib");
     std::fs::create_dir_all(&lib).unwrap();
     std::fs::copy(common::repo_clip("demo_walk.bvh"), lib.join("walk.bvh")).unwrap();
-    let scenario = root.join("heavy.toml");
-    std::fs::write(
-        &scenario,
-        "[[ball]]\nt = 1.2\ntarget = \"chest\"\nspeed = 15.0\nmass = 5.0\n",
-    )
-    .unwrap();
+    let scenario = root.join("scenario.toml");
+    std::fs::write(&scenario, scenario_toml).unwrap();
     let out = root.join("out");
     let done = run(
         &["-q", "--scenario", scenario.to_str().unwrap()],
@@ -998,18 +1032,30 @@ fn a_knocked_down_variation_is_counted_as_a_fall() {
     );
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
-    let clip = &summary["clips"][0];
-    assert_eq!(clip["falls"], 1, "{clip}");
-    assert_eq!(clip["not_recovered"], 0, "{clip}");
+    let clip = summary["clips"][0].clone();
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
-    let falls = header
-        .iter()
-        .position(|h| *h == "falls")
-        .expect("a falls column");
-    assert_eq!(row[falls], "1", "{csv}");
+    let header: Vec<String> = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .map(String::from)
+        .collect();
+    let values: Vec<String> = csv
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .map(String::from)
+        .collect();
+    let row = move |column: &str| {
+        let i = header
+            .iter()
+            .position(|h| h == column)
+            .unwrap_or_else(|| panic!("no `{column}` column in {header:?}"));
+        values[i].clone()
+    };
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(html.contains("1 knocked down"), "the report says so");
     let _ = std::fs::remove_dir_all(&root);
+    (clip, row, html)
 }

@@ -49,6 +49,8 @@ fn perturb_writes_glb_bvh_and_metrics_with_the_documented_keys() {
         "peak_joint",
         "peak_time_s",
         "recovery_time_s",
+        "recovery",
+        "after_last_hit_s",
         "steps",
         "step_s",
         "timing",
@@ -70,6 +72,11 @@ fn perturb_writes_glb_bvh_and_metrics_with_the_documented_keys() {
     }
     assert_eq!(b["hit"], true);
     assert!(m["peak_deviation_deg"].as_f64().expect("number") > 5.0);
+    // a forearm hit at 1.5 s of the 3.99 s walk: 2.5 s left, back within 2° well before
+    assert_eq!(m["recovery"], "recovered");
+    let left = m["after_last_hit_s"].as_f64().expect("number");
+    assert!((2.3..2.6).contains(&left), "{left}");
+    assert!(m["recovery_time_s"].as_f64().expect("number") < left);
     let glb = std::fs::read(d.join("o/x.glb")).expect("glb");
     assert_eq!(&glb[0..4], b"glTF");
     let back = jostle::mocap::load_bvh(&d.join("o/x.bvh")).expect("exported BVH parses");

@@ -29,6 +29,7 @@ use crate::character::CharacterOptions;
 use crate::export::gltf::GltfLayout;
 use crate::export::write_atomic;
 use crate::sim::SimOptions;
+use crate::sim::metrics::Recovery;
 use crate::sim::random_throws::random_scenario;
 use crate::sim::scenario::Scenario;
 use files::{ClipFile, Shard, clip_out_dir, file_sha256_hex, sha256_hex, shard_of, variation_file};
@@ -57,9 +58,10 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// take its exact answer instead of Lemke's, an equally valid one that differs by round-off
 /// or, where the LCP has several, by up to 0.1 % in the metrics; r7: the .glb is skinned by
 /// default, one armature, `--gltf-layout`; r8: the trunk yields for a moment after an impact,
-/// `sim::reflex`). `--mass` and `--height` reach the fingerprint
+/// `sim::reflex`; r9: the metrics say how a run ended, `recovery`, and the time it had,
+/// `after_last_hit_s`). `--mass` and `--height` reach the fingerprint
 /// through [`BatchOptions::load`].
-pub const OUTPUT_REVISION: u32 = 8;
+pub const OUTPUT_REVISION: u32 = 9;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]
@@ -339,7 +341,6 @@ fn row_from_metrics(m: &ClipMetrics, status: ClipStatus, timing: ClipTiming) -> 
                 .total_cmp(&b.metrics.peak_deviation_deg)
         })
         .map(|v| &v.metrics);
-    let hit = |v: &&VariationMetrics| v.metrics.balls.iter().any(|b| b.hit);
     ClipRow {
         path: m.clip.clone(),
         status,
@@ -359,8 +360,11 @@ fn row_from_metrics(m: &ClipMetrics, status: ClipStatus, timing: ClipTiming) -> 
         recovery_times_s: runs.iter().map(|v| v.metrics.recovery_time_s).collect(),
         not_recovered: runs
             .iter()
-            .filter(hit)
-            .filter(|v| v.metrics.recovery_time_s.is_none() && !v.metrics.fell)
+            .filter(|v| v.metrics.recovery == Recovery::NotRecovered)
+            .count(),
+        clip_ended: runs
+            .iter()
+            .filter(|v| v.metrics.recovery == Recovery::ClipEnded)
             .count(),
         falls: runs.iter().filter(|v| v.metrics.fell).count(),
         simulated_s: runs

@@ -296,6 +296,7 @@ pub fn report_html(out: &Path, s: &Summary) -> String {
         .flat_map(|c| c.recovery_times_s.iter().flatten().copied())
         .collect();
     let never: usize = s.clips.iter().map(|c| c.not_recovered).sum();
+    let clip_ended: usize = s.clips.iter().map(|c| c.clip_ended).sum();
     let falls: usize = s.clips.iter().map(|c| c.falls).sum();
     let t = &s.totals;
     let mut h = String::new();
@@ -360,13 +361,14 @@ tr.skipped td {{ color: #666; }}
     }
     let _ = write!(
         h,
-        "<h2>Recovery times</h2>\n<p>Time from the last impact (the last ball's first contact) until every joint stays within 2° of the mocap; {} variation(s) with hits, {} not recovered by the end of their clip, {} knocked down.</p>\n{}\n",
-        recoveries.len() + never + falls,
+        "<h2>Recovery times</h2>\n<p>Time from the last impact (the last ball's first contact) until every joint stays within 2° of the mocap; {} variation(s) with hits: {} not recovered by the end of their clip (2 s or more after the hit), {} whose clip ended sooner than 2 s after the hit, still deviating (too soon to tell), {} knocked down. The last bar counts the first two.</p>\n{}\n",
+        recoveries.len() + never + clip_ended + falls,
         never,
+        clip_ended,
         falls,
-        recovery_histogram(&recoveries, never, 0.25)
+        recovery_histogram(&recoveries, never + clip_ended, 0.25)
     );
-    h += "<h2>Clips</h2>\n<div class=\"table-box\"><table>\n<tr><th class=\"l\">clip</th><th class=\"l\">status</th><th>duration (s)</th><th>frames</th><th>mass (kg)</th><th>height (m)</th><th>variations</th><th>hits / balls</th><th>peak deviation (°)</th><th class=\"l\">peak joint</th><th>worst recovery (s)</th><th>not recovered</th><th>falls</th><th>time (s)</th><th>sim s / wall s</th><th class=\"l\">reason</th></tr>\n";
+    h += "<h2>Clips</h2>\n<div class=\"table-box\"><table>\n<tr><th class=\"l\">clip</th><th class=\"l\">status</th><th>duration (s)</th><th>frames</th><th>mass (kg)</th><th>height (m)</th><th>variations</th><th>hits / balls</th><th>peak deviation (°)</th><th class=\"l\">peak joint</th><th>worst recovery (s)</th><th>not recovered</th><th title=\"still deviating when the clip ended, less than 2 s after the hit\">clip ended first</th><th>falls</th><th>time (s)</th><th>sim s / wall s</th><th class=\"l\">reason</th></tr>\n";
     for c in &s.clips {
         let speed = if c.timing.total_s > 0.0 && c.status == ClipStatus::Ok {
             format!("{:.1}", c.simulated_s / c.timing.total_s)
@@ -375,7 +377,7 @@ tr.skipped td {{ color: #666; }}
         };
         let _ = writeln!(
             h,
-            "<tr class=\"{}\"><td class=\"l path\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td class=\"l reason\">{}</td></tr>",
+            "<tr class=\"{}\"><td class=\"l path\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td class=\"l reason\">{}</td></tr>",
             c.status.as_str(),
             // a line may break after each folder of a long path
             escape(&c.path).replace('/', "/<wbr>"),
@@ -391,6 +393,7 @@ tr.skipped td {{ color: #666; }}
             escape(c.peak_joint.as_deref().unwrap_or("")),
             fmt_opt(c.worst_recovery_s(), 2),
             c.not_recovered,
+            c.clip_ended,
             c.falls,
             c.timing.total_s,
             speed,

@@ -77,8 +77,13 @@ pub struct ClipRow {
     /// Per variation: time from the last hit until every joint stays within 2° of the
     /// mocap, s (`null`: no hit, or never recovered within the clip).
     pub recovery_times_s: Vec<Option<f64>>,
-    /// Variations with hits that never recovered within the clip (and did not fall).
+    /// Variations still deviating at their clip's end, 2 s or more after the last hit
+    /// ([`Recovery::NotRecovered`](crate::sim::metrics::Recovery::NotRecovered)).
     pub not_recovered: usize,
+    /// Variations still deviating when their clip ended, less than 2 s after the last hit:
+    /// too soon to tell ([`Recovery::ClipEnded`](crate::sim::metrics::Recovery::ClipEnded)).
+    #[serde(default)]
+    pub clip_ended: usize,
     /// Variations in which a hit knocked the character down (METHOD §12.4).
     #[serde(default)]
     pub falls: usize,
@@ -130,6 +135,7 @@ impl ClipRow {
             peak_joint: None,
             recovery_times_s: vec![],
             not_recovered: 0,
+            clip_ended: 0,
             falls: 0,
             simulated_s: 0.0,
             timing: ClipTiming::default(),
@@ -244,7 +250,7 @@ impl Summary {
     pub fn to_csv(&self) -> String {
         let mut s = String::from(
             "path,status,reason,frames,duration_s,mass_kg,height_m,variations,balls,hits,\
-             peak_deviation_deg,peak_joint,worst_recovery_s,not_recovered,falls,simulated_s,\
+             peak_deviation_deg,peak_joint,worst_recovery_s,not_recovered,clip_ended,falls,simulated_s,\
              load_s,inverse_s,simulate_s,export_s,total_s,outputs\n",
         );
         let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
@@ -264,6 +270,7 @@ impl Summary {
                 csv_field(c.peak_joint.as_deref().unwrap_or("")),
                 opt(c.worst_recovery_s()),
                 c.not_recovered.to_string(),
+                c.clip_ended.to_string(),
                 c.falls.to_string(),
                 c.simulated_s.to_string(),
                 c.timing.load_s.to_string(),
@@ -463,7 +470,7 @@ mod tests {
         );
         assert_eq!(
             csv.lines().next().unwrap().split(',').count(),
-            22,
+            23,
             "header fields"
         );
         assert_eq!(s.totals.failed, 1);

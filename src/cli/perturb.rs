@@ -6,6 +6,7 @@ use super::{GltfLayoutArg, LoadArgs, write_output, write_output_bytes};
 use clap::Args;
 use jostle::Character;
 use jostle::batch::job::{Outputs, metrics_json, run_variations_with, timing_json};
+use jostle::sim::metrics::{RECOVERY_WINDOW_S, Recovery};
 use jostle::sim::random_throws::random_scenario;
 use jostle::sim::scenario::{BallSpec, Scenario};
 use serde_json::json;
@@ -155,18 +156,27 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
                 m.contact_fallback_steps
             );
         }
-        match (m.fall_time_s, m.recovery_time_s) {
-            (Some(t), _) => println!(
-                "  knocked down: let go of the mocap at {t:.2} s (root moved up to {:.2} m, tilted {:.0}°)",
-                m.root_peak_displacement_m, m.root_peak_tilt_deg
+        let left = m.after_last_hit_s.unwrap_or(0.0);
+        match m.recovery {
+            Recovery::Fell => println!(
+                "  knocked down: let go of the mocap at {:.2} s (root moved up to {:.2} m, tilted {:.0}°)",
+                m.fall_time_s.unwrap_or(0.0),
+                m.root_peak_displacement_m,
+                m.root_peak_tilt_deg
             ),
-            (None, Some(r)) => {
-                println!("  back within 2° of the mocap {r:.2} s after the last impact")
-            }
-            (None, None) if m.balls.iter().all(|b| !b.hit) => {
+            Recovery::Recovered => println!(
+                "  back within 2° of the mocap {:.2} s after the last impact",
+                m.recovery_time_s.unwrap_or(0.0)
+            ),
+            Recovery::NoHit => {
                 println!("  no ball touched the character: nothing to recover from")
             }
-            (None, None) => println!("  not back within 2° of the mocap by the end of the clip"),
+            Recovery::ClipEnded => println!(
+                "  the clip ends {left:.2} s after the last impact, before every joint is back within 2° of the mocap: too soon to tell (recoveries are judged over {RECOVERY_WINDOW_S:.0} s)"
+            ),
+            Recovery::NotRecovered => println!(
+                "  not back within 2° of the mocap by the end of the clip, {left:.2} s after the last impact"
+            ),
         }
         println!(
             "  timing: inverse {inverse_s:.2} s, simulate {simulate_s:.2} s ({:.1} µs/step), export {export_s:.3} s",

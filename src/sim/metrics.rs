@@ -37,8 +37,16 @@ pub struct PerturbMetrics {
     pub peak_time_s: f64,
     /// Time from the last ball's first contact with the character until every joint is back
     /// within 2° of the mocap for the rest of the clip, s; `None` (null) if it never is, if
-    /// the character fell, or if no ball touched it.
+    /// the character fell, or if no ball touched it (`recovery` tells which).
     pub recovery_time_s: Option<f64>,
+    /// How the run ended after its hits: recovered, not recovered, the clip ended too soon
+    /// to tell, fell, or no hit (see [`Recovery`]).
+    #[serde(default)]
+    pub recovery: Recovery,
+    /// The clip's time left after the last ball's first contact with the character, s:
+    /// how long the run had to recover; `None` (null) if no ball touched it.
+    #[serde(default)]
+    pub after_last_hit_s: Option<f64>,
     /// Whether a hit knocked the character down (standing runs, METHOD §12.4): it let go
     /// of the mocap and fell.
     pub fell: bool,
@@ -71,6 +79,59 @@ pub struct PerturbMetrics {
 
 /// Degrees within which a joint counts as recovered.
 pub const RECOVERED_DEG: f64 = 2.0;
+
+/// Time a hit is given to recover in, s (the recovery bound of METHOD §12): a run still
+/// deviating when its clip ends sooner than this after the last hit is
+/// [`Recovery::ClipEnded`], not [`Recovery::NotRecovered`].
+pub const RECOVERY_WINDOW_S: f64 = 2.0;
+
+/// How a run with balls ended after its hits (`recovery` in the metrics JSON, snake case).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// Every joint came back within [`RECOVERED_DEG`] of the mocap for good
+    /// (`recovery_time_s` says when).
+    Recovered,
+    /// Still deviating at the clip's end, [`RECOVERY_WINDOW_S`] or more after the last hit.
+    NotRecovered,
+    /// Still deviating when the clip ended, less than [`RECOVERY_WINDOW_S`] after the last
+    /// hit: too soon to tell (a longer clip might have shown a recovery).
+    ClipEnded,
+    /// A hit knocked the character down.
+    Fell,
+    /// No ball touched the character: nothing to recover from.
+    #[default]
+    NoHit,
+}
+
+impl Recovery {
+    /// The JSON name (`recovered`, `not_recovered`, `clip_ended`, `fell`, `no_hit`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Recovery::Recovered => "recovered",
+            Recovery::NotRecovered => "not_recovered",
+            Recovery::ClipEnded => "clip_ended",
+            Recovery::Fell => "fell",
+            Recovery::NoHit => "no_hit",
+        }
+    }
+}
+
+/// How a run ended from its recovery time, fall, and the clip's time left after the last
+/// hit (`None` without a hit), s.
+pub fn classify_recovery(
+    recovery_time_s: Option<f64>,
+    fell: bool,
+    after_last_hit_s: Option<f64>,
+) -> Recovery {
+    match (after_last_hit_s, fell, recovery_time_s) {
+        (_, true, _) => Recovery::Fell,
+        (None, _, _) => Recovery::NoHit,
+        (Some(_), _, Some(_)) => Recovery::Recovered,
+        (Some(left), _, None) if left < RECOVERY_WINDOW_S => Recovery::ClipEnded,
+        (Some(_), _, None) => Recovery::NotRecovered,
+    }
+}
 
 /// Compute the metrics of a finished (or partial) run.
 pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
@@ -120,7 +181,11 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
             Some(k) => Some((rec.times[k] - th).max(0.0)),
         }
     });
+    let after_last_hit_s =
+        last_hit.map(|th| (rec.times.last().copied().unwrap_or(th) - th).max(0.0));
     PerturbMetrics {
+        recovery: classify_recovery(recovery_time_s, fall_time_s.is_some(), after_last_hit_s),
+        after_last_hit_s,
         balls,
         peak_deviation_deg: peak,
         peak_joint: model
@@ -139,5 +204,49 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
         foot_slip_mm: rec.foot_slip_m() * 1e3,
         steps: rec.times.len(),
         step_s: sim.opts.step,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_still_deviating_when_its_clip_ends_soon_after_the_hit_is_not_a_failed_recovery() {
+        assert_eq!(classify_recovery(None, false, None), Recovery::NoHit);
+        assert_eq!(
+            classify_recovery(Some(0.7), false, Some(2.5)),
+            Recovery::Recovered
+        );
+        // a recovery seen before a short clip's end still counts
+        assert_eq!(
+            classify_recovery(Some(0.3), false, Some(0.5)),
+            Recovery::Recovered
+        );
+        assert_eq!(
+            classify_recovery(None, false, Some(0.8)),
+            Recovery::ClipEnded
+        );
+        assert_eq!(
+            classify_recovery(None, false, Some(1.99)),
+            Recovery::ClipEnded
+        );
+        assert_eq!(
+            classify_recovery(None, false, Some(2.0)),
+            Recovery::NotRecovered
+        );
+        assert_eq!(classify_recovery(None, true, Some(0.5)), Recovery::Fell);
+        assert_eq!(classify_recovery(None, true, Some(5.0)), Recovery::Fell);
+        for r in [
+            Recovery::Recovered,
+            Recovery::NotRecovered,
+            Recovery::ClipEnded,
+            Recovery::Fell,
+            Recovery::NoHit,
+        ] {
+            let json = serde_json::to_string(&r).expect("serialises");
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+            assert_eq!(serde_json::from_str::<Recovery>(&json).expect("parses"), r);
+        }
     }
 }
