@@ -279,6 +279,7 @@ assert d["body_names"].shape == ({nb},)
 assert d["balls"].shape == ({nf}, 2, 3) and np.isnan(d["balls"][0]).all()
 assert d["ball_hit"].all() and float(d["fps"]) == 120.0
 assert np.isnan(d["fall_time"]) and not bool(d["fell"])
+assert d["after_last_hit"].shape == () and float(d["after_last_hit"]) > 0.5, d["after_last_hit"]
 print("numpy", np.__version__, "read", len(d.files), "arrays")
 "#,
         path = path.display().to_string()

@@ -98,6 +98,8 @@ class Perturbation:
     """float64 (): when it let go of the mocap, s; NaN if it did not"""
     recovery_time: NDArray[numpy.float64]
     """float64 (): from the last impact until every joint is back within 2° for good, s; NaN if never or fallen"""
+    after_last_hit: NDArray[numpy.float64]
+    """float64 (): the clip's time left after the last impact, s (under 2 s with recovery_time NaN and not fallen: the clip ended too soon to tell); NaN without a hit"""
     @property
     def metrics(self) -> Dict[str, Any]:
         """The CLI's --metrics JSON as a dict (without `out`; `timing` is this call's)."""

@@ -143,6 +143,11 @@ pub const DATASET_ARRAYS: &[(&str, &str, &str)] = &[
         "float64 ()",
         "from the last impact until every joint is back within 2° for good, s; NaN if never or fallen",
     ),
+    (
+        "after_last_hit",
+        "float64 ()",
+        "the clip's time left after the last impact, s (under 2 s with recovery_time NaN and not fallen: the clip ended too soon to tell); NaN without a hit",
+    ),
 ];
 
 /// The longest joint or body name an array holds, in characters.
@@ -480,6 +485,10 @@ pub fn dataset_arrays(
     out.add(
         "recovery_time",
         scalar(nan_if_none(metrics.recovery_time_s)),
+    );
+    out.add(
+        "after_last_hit",
+        scalar(nan_if_none(metrics.after_last_hit_s)),
     );
     Ok(out)
 }
