@@ -17,10 +17,13 @@ for f in "$mocap"/*.bvh; do
 done
 run() {
   c=$1; k=$2; f=$mocap/$c.bvh
+  # the ball arrives at t = 1 s, or at half the clip for clips under 2 s (the 0.87 s Xia
+  # punch: a ball after the clip's end is an error)
+  t=$(awk '/^Frames:/{n=$2} /^Frame Time:/{print (n*$3 < 2 ? n*$3/2 : 1); exit}' "$f")
   case $k in
-    chest)  nice -n 10 "$bin" perturb "$f" --ball t=1,target=chest,speed=12 --out $tmp/$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
-    pelvis) nice -n 10 "$bin" perturb "$f" --ball t=1,target=pelvis,speed=12 --out $tmp/$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
-    heavy)  nice -n 10 "$bin" perturb "$f" --ball t=1,target=chest,speed=15,mass=5 --out $tmp/$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
+    chest)  nice -n 10 "$bin" perturb "$f" --ball t=$t,target=chest,speed=12 --out $tmp/$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
+    pelvis) nice -n 10 "$bin" perturb "$f" --ball t=$t,target=pelvis,speed=12 --out $tmp/$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
+    heavy)  nice -n 10 "$bin" perturb "$f" --ball t=$t,target=chest,speed=15,mass=5 --out $tmp/$c.$k.glb --metrics "$out/$c.$k.json" "${@:3}" > "$out/$c.$k.log" 2>&1 ;;
     sim)    nice -n 10 "$bin" simulate "$f" --json "${@:3}" > "$out/$c.$k.json" 2> "$out/$c.$k.log" ;;
   esac
   rm -f $tmp/$c.$k.glb

@@ -13,7 +13,13 @@ def fmt_ball(m):
     if m is None:
         return "ERR"
     rec = m.get("recovery_time_s")
-    rec = "never" if rec is None else f"{rec:.2f}"
+    if rec is not None:
+        rec = f"{rec:.2f}"
+    elif m.get("recovery") == "clip_ended":
+        # still deviating when the clip ended, under 2 s after the hit: too soon to tell
+        rec = f"clip-end+{m['after_last_hit_s']:.2f}"
+    else:
+        rec = "never"
     return (f"{100*m['root_peak_displacement_m']:.2f}cm {m['peak_deviation_deg']:.1f}° "
             f"{'FELL' if m['fell'] else 'up'} r{rec} s{m['foot_slip_mm']:.0f}")
 
@@ -56,7 +62,8 @@ for d in dirs:
     print(d.split("/")[-1], "|", sum(ok(m) for m in ms), "|",
           sum(1 for m in chest if m and m["root_peak_displacement_m"] >= 0.01), "|",
           sum(m["fell"] for m in ms), "|",
-          sum(1 for m in ms if m["recovery_time_s"] is None and m["peak_deviation_deg"] > 0), "|",
+          sum(1 for m in ms if m["recovery_time_s"] is None and m["peak_deviation_deg"] > 0
+              and m.get("recovery") != "clip_ended"), "|",
           sum(m["root_peak_displacement_m"] > 0.1 for m in ms), "|",
           sum(m["foot_slip_mm"] > 20 for m in ms), "|",
           sum(1 for h in hv if h and not h["fell"]), "|",
