@@ -1034,20 +1034,10 @@ fn demo_walk_scenario_batch(
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let clip = summary["clips"][0].clone();
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    let header: Vec<String> = csv
+    let mut lines = csv
         .lines()
-        .next()
-        .unwrap()
-        .split(',')
-        .map(String::from)
-        .collect();
-    let values: Vec<String> = csv
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split(',')
-        .map(String::from)
-        .collect();
+        .map(|l| l.split(',').map(String::from).collect::<Vec<_>>());
+    let (header, values) = (lines.next().unwrap(), lines.next().unwrap());
     let row = move |column: &str| {
         let i = header
             .iter()
