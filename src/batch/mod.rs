@@ -59,9 +59,10 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// or, where the LCP has several, by up to 0.1 % in the metrics; r7: the .glb is skinned by
 /// default, one armature, `--gltf-layout`; r8: the trunk yields for a moment after an impact,
 /// `sim::reflex`; r9: the metrics say how a run ended, `recovery`, and the time it had,
-/// `after_last_hit_s`). `--mass` and `--height` reach the fingerprint
+/// `after_last_hit_s`; r10: an aimed ball prefers an approach that meets its target
+/// head-on, `sim::aim::HEAD_ON_DEG`). `--mass` and `--height` reach the fingerprint
 /// through [`BatchOptions::load`].
-pub const OUTPUT_REVISION: u32 = 9;
+pub const OUTPUT_REVISION: u32 = 10;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]

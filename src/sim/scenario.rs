@@ -343,10 +343,12 @@ impl BallSpec {
     /// from [`DEFAULT_DISTANCE`] in front of the figure at the target's height; its flight
     /// time is distance / speed and its launch velocity compensates gravity, so it arrives
     /// at `t` exactly. Without `from`, when another body is in the way of the default
-    /// approach, the directions of [`aim::APPROACHES_DEG`] around the figure are tried in
-    /// turn, at the centre of mass and then at points along the body's capsules, and the
-    /// first that reaches the target unobstructed is used; if none does, the default
-    /// approach is kept and [`Launch::aim_warning`] names the body it will hit.
+    /// approach or the ball would meet the target at a slant, the directions of
+    /// [`aim::APPROACHES_DEG`] around the figure are tried in turn, at the centre of mass
+    /// and then at points along the body's capsules, and the first that reaches the target
+    /// unobstructed and head-on (within [`aim::HEAD_ON_DEG`] of the contact normal) is
+    /// used; failing that the first that reaches it unobstructed; if none does, the
+    /// default approach is kept and [`Launch::aim_warning`] names the body it will hit.
     pub fn launch(&self, model: &Model, reference: &Reference) -> Result<Launch, String> {
         self.validate()?;
         if self.t > reference.duration {
@@ -371,7 +373,7 @@ impl BallSpec {
                 self.t + 0.5,
                 None,
             )
-            .map(|(b, _)| b);
+            .map(|c| c.body);
             return Ok(Launch {
                 t: self.t,
                 origin,
@@ -392,31 +394,34 @@ impl BallSpec {
         reference.sample(model, t, &mut scratch, &mut kin);
         let target = kin[b].x;
         let speed = self.speed.unwrap_or(DEFAULT_SPEED);
-        let launch_from = |from: Vector3<f64>, point: Vector3<f64>| -> Result<Launch, String> {
-            let (t0, velocity) = aim(&from, &point, speed, self.t, &model.gravity)?;
-            let predicted_hit = aim::first_body_on_flight(
-                model,
-                reference,
-                t0,
-                &from,
-                &velocity,
-                self.radius,
-                self.t,
-                Some(b),
-            )
-            .map(|(hit, _)| hit);
-            Ok(Launch {
-                t: t0,
-                origin: from,
-                velocity,
-                mass: self.mass,
-                radius: self.radius,
-                aimed_at: Some(b),
-                predicted_hit,
-            })
-        };
+        // the launch, and whether it meets the target head-on (aim::HEAD_ON_DEG)
+        let launch_from =
+            |from: Vector3<f64>, point: Vector3<f64>| -> Result<(Launch, bool), String> {
+                let (t0, velocity) = aim(&from, &point, speed, self.t, &model.gravity)?;
+                let contact = aim::first_body_on_flight(
+                    model,
+                    reference,
+                    t0,
+                    &from,
+                    &velocity,
+                    self.radius,
+                    self.t,
+                    Some(b),
+                );
+                let launch = Launch {
+                    t: t0,
+                    origin: from,
+                    velocity,
+                    mass: self.mass,
+                    radius: self.radius,
+                    aimed_at: Some(b),
+                    predicted_hit: contact.map(|c| c.body),
+                };
+                let head_on = contact.is_some_and(|c| c.obliquity_deg <= aim::HEAD_ON_DEG);
+                Ok((launch, head_on))
+            };
         if let Some(f) = &self.from {
-            return launch_from(Vector3::from(*f), target);
+            return launch_from(Vector3::from(*f), target).map(|(l, _)| l);
         }
         let up = -model.gravity.try_normalize(1e-12).unwrap_or(-Vector3::y());
         let facing = facing(model, &kin);
@@ -429,18 +434,26 @@ impl BallSpec {
                 points.push(kin[b].x + kin[b].q * cap.a.lerp(&cap.b, s));
             }
         }
-        let mut default = None;
+        // The first approach that meets the target head-on; else the first that meets it
+        // at all (a graze), else the default approach.
+        let (mut glancing, mut default) = (None, None);
         for point in points {
             for (azimuth, elevation) in aim::APPROACHES_DEG {
                 let dir = aim::approach_direction(&facing, &up, azimuth, elevation);
-                let l = launch_from(point + dir * DEFAULT_DISTANCE, point)?;
+                let (l, head_on) = launch_from(point + dir * DEFAULT_DISTANCE, point)?;
                 if l.predicted_hit == Some(b) {
-                    return Ok(l);
+                    if head_on {
+                        return Ok(l);
+                    }
+                    glancing.get_or_insert(l);
+                } else {
+                    default.get_or_insert(l);
                 }
-                default.get_or_insert(l);
             }
         }
-        default.ok_or_else(|| "no approach direction".to_string())
+        glancing
+            .or(default)
+            .ok_or_else(|| "no approach direction".to_string())
     }
 }
 
