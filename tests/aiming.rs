@@ -377,10 +377,13 @@ fn the_pruned_flight_check_finds_what_posing_every_sample_finds() {
     }
 }
 
-/// The chosen launch's first contact (the flight `launch` resolves to).
-fn launch_contact(c: &Character, launch: &jostle::sim::scenario::Launch) -> Option<FlightContact> {
+/// The first contact of a launch aimed to arrive at `arrive` (s), as `launch` predicts it.
+fn launch_contact(
+    c: &Character,
+    launch: &jostle::sim::scenario::Launch,
+    arrive: f64,
+) -> Option<FlightContact> {
     let (m, r) = (&c.model, &c.reference);
-    let arrive = launch.t + 1.0;
     first_body_on_flight(
         m,
         r,
@@ -404,7 +407,7 @@ fn aimed_balls_meet_head_on(c: &Character, target: &str) -> usize {
             break;
         }
         let launch = ball(t, target).launch(&c.model, &c.reference).unwrap();
-        let hit = launch_contact(c, &launch).unwrap();
+        let hit = launch_contact(c, &launch, t).unwrap();
         assert_eq!(hit.body, b, "{target} at {t} s: {hit:?}");
         assert!(
             hit.obliquity_deg <= HEAD_ON_DEG,

@@ -430,7 +430,7 @@ impl BallSpec {
         // hip). Every approach for one point before the next point.
         let mut points = vec![target];
         for cap in &model.bodies[b].capsules {
-            for s in [0.5, 0.0, 1.0] {
+            for s in [0.5, 0.0, 1.0, 0.25, 0.75] {
                 points.push(kin[b].x + kin[b].q * cap.a.lerp(&cap.b, s));
             }
         }
