@@ -62,6 +62,18 @@ impl UnperturbedPath {
     }
 
     /// Number of steps kept.
+    /// The unperturbed state at step k, if the path was taken with `settings` and reaches
+    /// that far.
+    pub(super) fn state_at(
+        &self,
+        k: usize,
+        settings: (SimOptions, ContactOptions),
+    ) -> Option<&State> {
+        (self.settings == Some(settings))
+            .then(|| self.states.get(k))
+            .flatten()
+    }
+
     pub fn steps(&self) -> usize {
         self.reports.len()
     }

@@ -187,6 +187,10 @@ pub struct Simulation<'c> {
     /// The factor the reflex delay put on the trunk's stiffness in the latest step (1 when
     /// none).
     pub(super) trunk_stiffness_scale: f64,
+    /// Per body: the torque (world, N·m, on the body; its parent takes −τ) that holds the
+    /// unperturbed path while the trunk's feedback is late (see `yield_after_impact`);
+    /// all zero otherwise.
+    pub(super) reflex_hold: Vec<Vector3<f64>>,
     /// The factor the reflex delay put on the root spring's frequencies in the latest step
     /// (1 when none).
     pub(super) root_frequency_scale: f64,
@@ -345,6 +349,7 @@ impl<'c> Simulation<'c> {
             reflex_triggers: reflex_triggers(model),
             trunk_stiffness_scale: 1.0,
             root_frequency_scale: 1.0,
+            reflex_hold: vec![Vector3::zeros(); n],
             spring_scale,
             ground: (opts.ground && matches!(opts.root, RootMode::Spring(_)))
                 .then(|| Ground::new(model, floor.height)),
@@ -386,6 +391,7 @@ impl<'c> Simulation<'c> {
         self.protective = None;
         self.trunk_stiffness_scale = 1.0;
         self.root_frequency_scale = 1.0;
+        self.reflex_hold.fill(Vector3::zeros());
         self.contact_ws.set_warm_start(None);
         self.replayed_steps = 0;
     }
@@ -446,6 +452,16 @@ impl<'c> Simulation<'c> {
         if let Some(psi) = psi {
             let model = &self.character.model;
             add_feedforward_wrenches(model, &self.state, &self.offsets, psi, &mut self.external);
+        }
+        if self.trunk_stiffness_scale < 1.0 {
+            let model = &self.character.model;
+            for &b in &self.reflex_joints {
+                if let Some(a) = model.bodies[b].parent {
+                    let tau = self.reflex_hold[b];
+                    self.external[b].1 += tau;
+                    self.external[a].1 -= tau;
+                }
+            }
         }
     }
 
