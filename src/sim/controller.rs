@@ -182,7 +182,7 @@ impl Simulation<'_> {
     /// k + 1. Dropping the gains alone moved the trunk off the path with no blow at all: a
     /// 1 g ball to CMU 01_01's chest as it jumped bent the spine by 0.32° at a tenth of
     /// the gains and 0.59° at 2.5 %, against 0.008° without the reflex delay; with the
-    /// hold taken at step k, 0.59° still (the implicit damping's share is the larger);
+    /// hold taken at step k, about as much (the implicit damping's share is the larger);
     /// at k + 1, 0.019°. Zero when the unperturbed path is not at hand (another run's
     /// settings, or the clip's last step).
     fn hold_unperturbed_path(&mut self, scale: f64) {

@@ -61,7 +61,6 @@ impl UnperturbedPath {
         self.reports.push(report);
     }
 
-    /// Number of steps kept.
     /// The unperturbed state at step k, if the path was taken with `settings` and reaches
     /// that far.
     pub(super) fn state_at(
@@ -74,6 +73,7 @@ impl UnperturbedPath {
             .flatten()
     }
 
+    /// Number of steps kept.
     pub fn steps(&self) -> usize {
         self.reports.len()
     }

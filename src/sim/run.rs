@@ -453,7 +453,8 @@ impl<'c> Simulation<'c> {
             let model = &self.character.model;
             add_feedforward_wrenches(model, &self.state, &self.offsets, psi, &mut self.external);
         }
-        if self.trunk_stiffness_scale < 1.0 {
+        // (once fallen the controller holds its protective pose: no path to hold to)
+        if self.trunk_stiffness_scale < 1.0 && self.protective.is_none() {
             let model = &self.character.model;
             for &b in &self.reflex_joints {
                 if let Some(a) = model.bodies[b].parent {
