@@ -188,8 +188,9 @@ pub struct Simulation<'c> {
     /// none).
     pub(super) trunk_stiffness_scale: f64,
     /// Per body: the torque (world, N·m, on the body; its parent takes −τ) that holds the
-    /// unperturbed path while the trunk's feedback is late (see `yield_after_impact`);
-    /// all zero otherwise.
+    /// unperturbed path while the trunk's feedback is late (see `hold_unperturbed_path`).
+    /// Set each step of the reflex delay and applied only then (`trunk_stiffness_scale`
+    /// < 1, the figure still standing); left as it was otherwise.
     pub(super) reflex_hold: Vec<Vector3<f64>>,
     /// The factor the reflex delay put on the root spring's frequencies in the latest step
     /// (1 when none).
