@@ -997,12 +997,31 @@ fn a_hit_just_before_the_clips_end_is_not_counted_as_a_failed_recovery() {
     assert_eq!(clip["clip_ended"], 1, "{clip}");
     assert_eq!(clip["not_recovered"], 0, "{clip}");
     assert_eq!(clip["falls"], 0, "{clip}");
+    assert_eq!(clip["off_target"], 0, "the forearm is met: {clip}");
     assert_eq!(row("clip_ended"), "1");
     assert_eq!(row("not_recovered"), "0");
     assert!(
         html.contains("0 not recovered by the end of their clip")
             && html.contains("1 whose clip ended sooner than 2 s after the hit"),
         "the report says so"
+    );
+}
+
+/// A ball aimed at a body it cannot reach first (the left forearm, thrown from the
+/// figure's right side: the spine is in the way) is counted as off target in the summary,
+/// the CSV and the report, so a dataset labelled by target can tell.
+#[test]
+fn a_ball_that_strikes_another_body_than_its_target_is_counted_off_target() {
+    let (clip, row, html) = demo_walk_scenario_batch(
+        "off-target",
+        "[[ball]]\nt = 1.2\ntarget = \"left_forearm\"\nfrom = [-3.0, 1.0, 0.0]\n",
+    );
+    assert_eq!(clip["hits"], 1, "{clip}");
+    assert_eq!(clip["off_target"], 1, "{clip}");
+    assert_eq!(row("off_target"), "1");
+    assert!(
+        html.contains(">off target</th>") && html.contains("<td>1 / 1</td><td>1</td>"),
+        "the report's clip table says so"
     );
 }
 

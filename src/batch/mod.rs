@@ -358,6 +358,16 @@ fn row_from_metrics(m: &ClipMetrics, status: ClipStatus, timing: ClipTiming) -> 
             .iter()
             .map(|v| v.metrics.balls.iter().filter(|b| b.hit).count())
             .sum(),
+        off_target: runs
+            .iter()
+            .map(|v| {
+                v.metrics
+                    .balls
+                    .iter()
+                    .filter(|b| b.struck_off_target())
+                    .count()
+            })
+            .sum(),
         peak_deviation_deg: peak.map(|p| p.peak_deviation_deg),
         peak_joint: peak.map(|p| p.peak_joint.clone()),
         recovery_times_s: runs.iter().map(|v| v.metrics.recovery_time_s).collect(),

@@ -368,7 +368,7 @@ tr.skipped td {{ color: #666; }}
         falls,
         recovery_histogram(&recoveries, never + clip_ended, 0.25)
     );
-    h += "<h2>Clips</h2>\n<div class=\"table-box\"><table>\n<tr><th class=\"l\">clip</th><th class=\"l\">status</th><th>duration (s)</th><th>frames</th><th>mass (kg)</th><th>height (m)</th><th>variations</th><th>hits / balls</th><th>peak deviation (°)</th><th class=\"l\">peak joint</th><th>worst recovery (s)</th><th>not recovered</th><th title=\"still deviating when the clip ended, less than 2 s after the hit\">clip ended first</th><th>falls</th><th>time (s)</th><th>sim s / wall s</th><th class=\"l\">reason</th></tr>\n";
+    h += "<h2>Clips</h2>\n<div class=\"table-box\"><table>\n<tr><th class=\"l\">clip</th><th class=\"l\">status</th><th>duration (s)</th><th>frames</th><th>mass (kg)</th><th>height (m)</th><th>variations</th><th>hits / balls</th><th title=\"aimed balls that first struck another body than their target (metrics.json names both)\">off target</th><th>peak deviation (°)</th><th class=\"l\">peak joint</th><th>worst recovery (s)</th><th>not recovered</th><th title=\"still deviating when the clip ended, less than 2 s after the hit\">clip ended first</th><th>falls</th><th>time (s)</th><th>sim s / wall s</th><th class=\"l\">reason</th></tr>\n";
     for c in &s.clips {
         let speed = if c.timing.total_s > 0.0 && c.status == ClipStatus::Ok {
             format!("{:.1}", c.simulated_s / c.timing.total_s)
@@ -377,7 +377,7 @@ tr.skipped td {{ color: #666; }}
         };
         let _ = writeln!(
             h,
-            "<tr class=\"{}\"><td class=\"l path\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td class=\"l reason\">{}</td></tr>",
+            "<tr class=\"{}\"><td class=\"l path\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td class=\"l reason\">{}</td></tr>",
             c.status.as_str(),
             // a line may break after each folder of a long path
             escape(&c.path).replace('/', "/<wbr>"),
@@ -389,6 +389,7 @@ tr.skipped td {{ color: #666; }}
             c.variations,
             c.hits,
             c.balls,
+            c.off_target,
             fmt_opt(c.peak_deviation_deg, 1),
             escape(c.peak_joint.as_deref().unwrap_or("")),
             fmt_opt(c.worst_recovery_s(), 2),

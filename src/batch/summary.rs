@@ -70,6 +70,13 @@ pub struct ClipRow {
     pub balls: usize,
     /// Balls that touched the character.
     pub hits: usize,
+    /// Aimed balls that first struck another body than their target (random throws at a
+    /// neck or a shoulder often meet a bigger neighbour first, and an earlier ball may
+    /// have changed the pose): their `metrics.json`
+    /// entries name both, `aimed_at` and `body`. A dataset labelled by target should read
+    /// `body`.
+    #[serde(default)]
+    pub off_target: usize,
     /// Largest joint deviation from the mocap over all variations, degrees.
     pub peak_deviation_deg: Option<f64>,
     /// Joint of that peak.
@@ -131,6 +138,7 @@ impl ClipRow {
             variations: 0,
             balls: 0,
             hits: 0,
+            off_target: 0,
             peak_deviation_deg: None,
             peak_joint: None,
             recovery_times_s: vec![],
@@ -249,7 +257,7 @@ impl Summary {
     /// The summary as CSV (one row per clip; empty fields for unknown values).
     pub fn to_csv(&self) -> String {
         let mut s = String::from(
-            "path,status,reason,frames,duration_s,mass_kg,height_m,variations,balls,hits,\
+            "path,status,reason,frames,duration_s,mass_kg,height_m,variations,balls,hits,off_target,\
              peak_deviation_deg,peak_joint,worst_recovery_s,not_recovered,clip_ended,falls,simulated_s,\
              load_s,inverse_s,simulate_s,export_s,total_s,outputs\n",
         );
@@ -266,6 +274,7 @@ impl Summary {
                 c.variations.to_string(),
                 c.balls.to_string(),
                 c.hits.to_string(),
+                c.off_target.to_string(),
                 opt(c.peak_deviation_deg),
                 csv_field(c.peak_joint.as_deref().unwrap_or("")),
                 opt(c.worst_recovery_s()),
@@ -470,7 +479,7 @@ mod tests {
         );
         assert_eq!(
             csv.lines().next().unwrap().split(',').count(),
-            23,
+            24,
             "header fields"
         );
         assert_eq!(s.totals.failed, 1);

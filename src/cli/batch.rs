@@ -124,6 +124,16 @@ fn finish(summary: &Summary, written: &[PathBuf]) -> anyhow::Result<()> {
         t.failed,
         t.throughput_text()
     );
+    let off_target: usize = summary.clips.iter().map(|c| c.off_target).sum();
+    if off_target > 0 {
+        let hits: usize = summary.clips.iter().map(|c| c.hits).sum();
+        eprintln!(
+            "note: {off_target} of the {hits} balls that hit first struck another body than \
+             the one they were aimed at (mostly necks and shoulders shielded by a bigger \
+             neighbour, or a pose an earlier ball changed); the column `off_target` of summary.csv counts them per clip, \
+             and each ball's `aimed_at` and `body` in its clip's metrics.json say which"
+        );
+    }
     for p in written {
         eprintln!("wrote {}", p.display());
     }

@@ -24,6 +24,13 @@ pub struct BallMetrics {
     pub impulse_ns: f64,
 }
 
+impl BallMetrics {
+    /// An aimed ball that first touched another body than its target.
+    pub fn struck_off_target(&self) -> bool {
+        self.hit && self.aimed_at.is_some() && self.body != self.aimed_at
+    }
+}
+
 /// Metrics of a run with balls.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct PerturbMetrics {
