@@ -31,12 +31,18 @@ pub struct SkeletonSpec {
 }
 
 /// The specs shipped in `skeletons/`.
-pub const BUILTIN_SPECS: [(&str, &str); 7] = [
+pub const BUILTIN_SPECS: [(&str, &str); 8] = [
     ("cmu31", include_str!("../../skeletons/cmu31.toml")),
     ("mixamo", include_str!("../../skeletons/mixamo.toml")),
     ("bandai", include_str!("../../skeletons/bandai.toml")),
     ("iclone_cc", include_str!("../../skeletons/iclone_cc.toml")),
     ("biovision", include_str!("../../skeletons/biovision.toml")),
+    // MocapBank's trunk is two segments, Chest (the abdomen) and Chest2 (the chest): with
+    // `biovision` alone a "chest" ball struck the lower one near its joint
+    (
+        "biovision_chest2",
+        include_str!("../../skeletons/biovision_chest2.toml"),
+    ),
     ("daz_cmu", include_str!("../../skeletons/daz_cmu.toml")),
     ("pymo_av", include_str!("../../skeletons/pymo_av.toml")),
 ];

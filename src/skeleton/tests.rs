@@ -10,14 +10,7 @@ use nalgebra::SymmetricEigen;
 /// `spine`, → Spine1 `chest`, → Neck1 `neck`, → Head 10, head End Site 22 cm up; arms:
 /// upper arm 28, forearm 26, hand End Site 8.
 fn figure(spine: f64, chest: f64, neck: f64) -> String {
-    let leg = |side: &str, x: f64| {
-        format!(
-            "JOINT {side}UpLeg {{ OFFSET {x} -5 0 CHANNELS 3 Zrotation Xrotation Yrotation
-  JOINT {side}Leg {{ OFFSET 0 -40 0 CHANNELS 3 Zrotation Xrotation Yrotation
-    JOINT {side}Foot {{ OFFSET 0 -42 0 CHANNELS 3 Zrotation Xrotation Yrotation
-      End Site {{ OFFSET 0 -5 15 }} }} }} }}"
-        )
-    };
+    let leg = |side: &str, x: f64| leg_chain(side, x, ["UpLeg", "Leg", "Foot"]);
     let arm = |side: &str, x: f64| {
         format!(
             "JOINT {side}Arm {{ OFFSET {} 20 0 CHANNELS 3 Zrotation Xrotation Yrotation
@@ -47,6 +40,18 @@ JOINT Spine {{ OFFSET 0 {spine} 0 CHANNELS 3 Zrotation Xrotation Yrotation
         leg("Right", -10.0),
         arm("Left", 1.0),
         arm("Right", -1.0),
+    )
+}
+
+/// One leg, its joints named `side` + `names` (thigh, shank, foot): the hip joint `x` cm to
+/// the side and 5 cm below the pelvis joint, thigh 40, shank 42, a foot 15 cm long.
+fn leg_chain(side: &str, x: f64, names: [&str; 3]) -> String {
+    let [thigh, shank, foot] = names;
+    format!(
+        "JOINT {side}{thigh} {{ OFFSET {x} -5 0 CHANNELS 3 Zrotation Xrotation Yrotation
+  JOINT {side}{shank} {{ OFFSET 0 -40 0 CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT {side}{foot} {{ OFFSET 0 -42 0 CHANNELS 3 Zrotation Xrotation Yrotation
+      End Site {{ OFFSET 0 -5 15 }} }} }} }}"
     )
 }
 
@@ -413,5 +418,77 @@ fn bodies_without_a_role_share_their_roled_parent_by_volume() {
             &slot.name(),
         );
     }
+    assert_physical_inertia(&m);
+}
+
+/// A Biovision-named figure in cm (OptiTrack Arena, MocapBank): Hips, a trunk of `Chest`
+/// and, with `chest2`, `Chest2` above it, Neck, Head, collars, arms and legs.
+fn biovision_figure(chest2: bool) -> String {
+    let leg = |side: &str, x: f64| leg_chain(side, x, ["Hip", "Knee", "Ankle"]);
+    let arm = |side: &str, x: f64| {
+        format!(
+            "JOINT {side}Collar {{ OFFSET {} 14 0 CHANNELS 3 Zrotation Xrotation Yrotation
+  JOINT {side}Shoulder {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT {side}Elbow {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+      JOINT {side}Wrist {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+        End Site {{ OFFSET {} 0 0 }} }} }} }} }}",
+            3.0 * x,
+            15.0 * x,
+            28.0 * x,
+            26.0 * x,
+            8.0 * x
+        )
+    };
+    let upper = format!(
+        "JOINT Neck {{ OFFSET 0 17 0 CHANNELS 3 Zrotation Xrotation Yrotation
+  JOINT Head {{ OFFSET 0 10 0 CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site {{ OFFSET 0 22 0 }} }} }}
+{}
+{}",
+        arm("Left", 1.0),
+        arm("Right", -1.0)
+    );
+    let trunk = if chest2 {
+        format!(
+            "JOINT Chest {{ OFFSET 0 10 0 CHANNELS 3 Zrotation Xrotation Yrotation
+  JOINT Chest2 {{ OFFSET 0 16 0 CHANNELS 3 Zrotation Xrotation Yrotation
+{upper} }} }}"
+        )
+    } else {
+        format!(
+            "JOINT Chest {{ OFFSET 0 26 0 CHANNELS 3 Zrotation Xrotation Yrotation
+{upper} }}"
+        )
+    };
+    format!(
+        "HIERARCHY
+ROOT Hips {{ OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+{}
+{}
+{trunk} }}
+",
+        leg("Left", 10.0),
+        leg("Right", -10.0),
+    )
+}
+
+#[test]
+fn a_two_segment_biovision_trunk_has_its_chest_above_its_abdomen() {
+    // MocapBank: Chest is the abdomen and Chest2 the chest (a "chest" ball must meet the
+    // upper segment); every de Leva trunk segment has a body that plays it
+    let m = build(&biovision_figure(true), &ModelOptions::default());
+    assert_eq!(m.spec_name, "biovision_chest2");
+    assert_eq!(body(&m, "chest").name, "Chest2");
+    assert_eq!(body(&m, "abdomen").name, "Chest");
+    assert!(
+        m.bodies.iter().all(|b| b.role.is_some()),
+        "every body has a role"
+    );
+    assert_physical_inertia(&m);
+    // OptiTrack Arena: one trunk segment, the chest
+    let m = build(&biovision_figure(false), &ModelOptions::default());
+    assert_eq!(m.spec_name, "biovision");
+    assert_eq!(body(&m, "chest").name, "Chest");
+    assert!(m.find_body("abdomen").is_none());
     assert_physical_inertia(&m);
 }
