@@ -20,8 +20,14 @@ def fmt_ball(m):
         rec = f"clip-end+{m['after_last_hit_s']:.2f}"
     else:
         rec = "never"
+    struck = "" if on_target(m) else f" hit:{m['balls'][0]['body']}"
     return (f"{100*m['root_peak_displacement_m']:.2f}cm {m['peak_deviation_deg']:.1f}° "
-            f"{'FELL' if m['fell'] else 'up'} r{rec} s{m['foot_slip_mm']:.0f}")
+            f"{'FELL' if m['fell'] else 'up'} r{rec} s{m['foot_slip_mm']:.0f}{struck}")
+
+def on_target(m):
+    """The ball first struck the body it was aimed at (not a neighbour in the way)."""
+    b = m["balls"][0]
+    return b["body"] == b["aimed_at"]
 
 def ok(m):
     if m is None: return False
@@ -49,7 +55,9 @@ for d in dirs:
             rms = s.get("rms_error_deg", s.get("summary", {}).get("rms_error_deg"))
             row.append(f"sim:rms={rms} fell={s.get('fell')}")
         print(" ".join(row))
-    print(f"handball criterion met: {npass}/{2*len(clips)}")
+    strict = sum(ok(m) and on_target(m) for c in clips for k in ("chest", "pelvis")
+                 for m in [load(d, c, k)] if m)
+    print(f"handball criterion met: {npass}/{2*len(clips)} ({strict} with the ball on its target)")
 
 # one line per DIR: how much broke
 print("\nsummary: dir | criterion met (chest+pelvis) | chest≥1cm | handball falls | never recovered | root>10cm | slip>20mm | 5kg up | sim max rms° | sim falls")

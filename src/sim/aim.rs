@@ -28,8 +28,11 @@ pub const CLEARANCE_M: f64 = 0.015;
 /// Approach directions tried after the default one, as (azimuth about the vertical,
 /// elevation above the horizontal) in degrees relative to the default direction: all
 /// around the figure at the target's height first, nearest to the default first, then
-/// the same from above. Deterministic, so the same ball gets the same launch.
-pub const APPROACHES_DEG: [(f64, f64); 24] = [
+/// the same from above, then from a little below, in front and behind (a kicked ball:
+/// a pelvis that the abdomen's capsule and the hanging arms shield at its own height is
+/// met from under the abdomen; never from under the floor, see `BallSpec::launch`).
+/// Deterministic, so the same ball gets the same launch.
+pub const APPROACHES_DEG: [(f64, f64); 30] = [
     (0.0, 0.0),
     (30.0, 0.0),
     (-30.0, 0.0),
@@ -54,6 +57,12 @@ pub const APPROACHES_DEG: [(f64, f64); 24] = [
     (90.0, 70.0),
     (-90.0, 70.0),
     (180.0, 70.0),
+    (0.0, -15.0),
+    (30.0, -15.0),
+    (-30.0, -15.0),
+    (180.0, -15.0),
+    (150.0, -15.0),
+    (-150.0, -15.0),
 ];
 
 /// The unit approach vector (from the target toward the launch point) for an entry of

@@ -434,13 +434,20 @@ impl BallSpec {
                 points.push(kin[b].x + kin[b].q * cap.a.lerp(&cap.b, s));
             }
         }
+        // A ball thrown from below leaves no lower than the figure's lowest point (its
+        // rising flight is lowest at the launch): never from under the floor.
+        let lowest = lowest_point(model, &kin, &up);
         // The first approach that meets the target head-on; else the first that meets it
         // at all (a graze), else the default approach.
         let (mut glancing, mut default) = (None, None);
         for point in points {
             for (azimuth, elevation) in aim::APPROACHES_DEG {
                 let dir = aim::approach_direction(&facing, &up, azimuth, elevation);
-                let (l, head_on) = launch_from(point + dir * DEFAULT_DISTANCE, point)?;
+                let from = point + dir * DEFAULT_DISTANCE;
+                if elevation < 0.0 && from.dot(&up) < lowest + self.radius {
+                    continue;
+                }
+                let (l, head_on) = launch_from(from, point)?;
                 if l.predicted_hit == Some(b) {
                     if head_on {
                         return Ok(l);
@@ -455,6 +462,21 @@ impl BallSpec {
             .or(default)
             .ok_or_else(|| "no approach direction".to_string())
     }
+}
+
+/// Height along `up` (m) of the lowest point of the figure posed by `kin`: the lowest
+/// capsule surface.
+fn lowest_point(model: &Model, kin: &[BodyKinematics], up: &Vector3<f64>) -> f64 {
+    model
+        .bodies
+        .iter()
+        .zip(kin)
+        .flat_map(|(body, k)| {
+            body.capsules
+                .iter()
+                .flat_map(move |c| [c.a, c.b].map(|e| (k.x + k.q * e).dot(up) - c.radius))
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Flight time |target − from| / speed and the launch velocity that carries a ball from
