@@ -307,7 +307,17 @@ pub fn build_model_with_poses(
                     true,
                 ));
             }
+            // Children at one point (a chest's neck and collars starting together, as in
+            // OptiTrack and MocapBank files) are one bone: counted once, else the body's
+            // volume went to three copies of one capsule, a third as thick.
+            let mut distinct: Vec<(Vector3<f64>, bool)> = Vec::with_capacity(ends.len());
             for (pe, cap) in ends {
+                match distinct.iter_mut().find(|(q, _)| (q - pe).norm() < 1e-4) {
+                    Some(same) => same.1 |= cap,
+                    None => distinct.push((pe, cap)),
+                }
+            }
+            for (pe, cap) in distinct {
                 if (pe - pk).norm() < 1e-4 {
                     continue;
                 }

@@ -492,3 +492,45 @@ fn a_two_segment_biovision_trunk_has_its_chest_above_its_abdomen() {
     assert!(m.find_body("abdomen").is_none());
     assert_physical_inertia(&m);
 }
+
+#[test]
+fn children_starting_at_one_point_make_one_capsule() {
+    // The neck and both collars leave the chest at one point (OptiTrack, MocapBank): one
+    // bone, one capsule, as thick as for a chest whose only child is the neck (the collars
+    // hung under the neck instead). Counted three times, the chest's volume went to three
+    // copies of one capsule of 1/√3 the radius.
+    let together = biovision_figure(true)
+        .replace(
+            "JOINT LeftCollar { OFFSET 3 14 0",
+            "JOINT LeftCollar { OFFSET 0 17 0",
+        )
+        .replace(
+            "JOINT RightCollar { OFFSET -3 14 0",
+            "JOINT RightCollar { OFFSET 0 17 0",
+        );
+    let under_neck = biovision_figure(true)
+        .replace(
+            "End Site { OFFSET 0 22 0 } } }",
+            "End Site { OFFSET 0 22 0 } }",
+        )
+        .replace(
+            "JOINT LeftCollar { OFFSET 3 14 0",
+            "JOINT LeftCollar { OFFSET 0 0 0",
+        )
+        .replace(
+            "JOINT RightCollar { OFFSET -3 14 0",
+            "JOINT RightCollar { OFFSET 0 0 0",
+        )
+        .replace("OFFSET -8 0 0 } } } } }", "OFFSET -8 0 0 } } } } } }");
+    assert_ne!(together, biovision_figure(true));
+    let (a, b) = (
+        build(&together, &ModelOptions::default()),
+        build(&under_neck, &ModelOptions::default()),
+    );
+    let (ca, cb) = (body(&a, "chest"), body(&b, "chest"));
+    assert_eq!(ca.capsules.len(), 1, "{:?}", ca.capsules);
+    assert_eq!(cb.capsules.len(), 1, "{:?}", cb.capsules);
+    close(ca.mass, cb.mass, "chest mass");
+    close(ca.capsules[0].radius, cb.capsules[0].radius, "chest radius");
+    assert!(ca.capsules[0].radius > 0.08, "{}", ca.capsules[0].radius);
+}
