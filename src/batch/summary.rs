@@ -72,9 +72,8 @@ pub struct ClipRow {
     pub hits: usize,
     /// Aimed balls that first struck another body than their target (random throws at a
     /// neck or a shoulder often meet a bigger neighbour first, and an earlier ball may
-    /// have changed the pose): their `metrics.json`
-    /// entries name both, `aimed_at` and `body`. A dataset labelled by target should read
-    /// `body`.
+    /// have changed the pose): their `metrics.json` entries name both, `aimed_at` and
+    /// `body`. A dataset labelled by target should read `body`.
     #[serde(default)]
     pub off_target: usize,
     /// Largest joint deviation from the mocap over all variations, degrees.

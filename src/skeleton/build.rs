@@ -309,7 +309,7 @@ pub fn build_model_with_poses(
             }
             // Children at one point (a chest's neck and collars starting together, as in
             // OptiTrack and MocapBank files) are one bone: counted once, else the body's
-            // volume went to three copies of one capsule, a third as thick.
+            // volume went to three copies of one capsule, each of 1/√3 the radius.
             let mut distinct: Vec<(Vector3<f64>, bool)> = Vec::with_capacity(ends.len());
             for (pe, cap) in ends {
                 match distinct.iter_mut().find(|(q, _)| (q - pe).norm() < 1e-4) {
