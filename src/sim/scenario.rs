@@ -307,7 +307,9 @@ impl BallSpec {
                 "radius" => spec.radius = num(k, one()?)?,
                 "from" => spec.from = Some(vec3()?),
                 "velocity" => spec.velocity = Some(vec3()?),
-                _ => unreachable!("keys checked above"),
+                // (every key of BALL_KEYS has its arm; an error, not a panic, if one
+                // were ever added without it)
+                _ => return Err(err(format!("unknown key `{k}`; valid keys: {}", valid()))),
             }
         }
         if !seen.iter().any(|k| k == "t") {
