@@ -11,18 +11,7 @@ use nalgebra::SymmetricEigen;
 /// upper arm 28, forearm 26, hand End Site 8.
 fn figure(spine: f64, chest: f64, neck: f64) -> String {
     let leg = |side: &str, x: f64| leg_chain(side, x, ["UpLeg", "Leg", "Foot"]);
-    let arm = |side: &str, x: f64| {
-        format!(
-            "JOINT {side}Arm {{ OFFSET {} 20 0 CHANNELS 3 Zrotation Xrotation Yrotation
-  JOINT {side}ForeArm {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
-    JOINT {side}Hand {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
-      End Site {{ OFFSET {} 0 0 }} }} }} }}",
-            18.0 * x,
-            28.0 * x,
-            26.0 * x,
-            8.0 * x
-        )
-    };
+    let arm = |side: &str, x: f64| arm_chain(side, x, ["Arm", "ForeArm", "Hand"], [18.0, 20.0]);
     format!(
         "HIERARCHY
 ROOT Hips {{ OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
@@ -52,6 +41,24 @@ fn leg_chain(side: &str, x: f64, names: [&str; 3]) -> String {
   JOINT {side}{shank} {{ OFFSET 0 -40 0 CHANNELS 3 Zrotation Xrotation Yrotation
     JOINT {side}{foot} {{ OFFSET 0 -42 0 CHANNELS 3 Zrotation Xrotation Yrotation
       End Site {{ OFFSET 0 -5 15 }} }} }} }}"
+    )
+}
+
+/// One arm, its joints named `side` + `names` (upper arm, forearm, hand), starting at
+/// (`at[0]` · `x`, `at[1]`, 0) cm from its parent joint (`x` = ±1: the side): upper arm
+/// 28, forearm 26, hand End Site 8 cm along ±x.
+fn arm_chain(side: &str, x: f64, names: [&str; 3], at: [f64; 2]) -> String {
+    let [upper, fore, hand] = names;
+    format!(
+        "JOINT {side}{upper} {{ OFFSET {} {} 0 CHANNELS 3 Zrotation Xrotation Yrotation
+  JOINT {side}{fore} {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT {side}{hand} {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+      End Site {{ OFFSET {} 0 0 }} }} }} }}",
+        at[0] * x,
+        at[1],
+        28.0 * x,
+        26.0 * x,
+        8.0 * x
     )
 }
 
@@ -428,15 +435,9 @@ fn biovision_figure(chest2: bool) -> String {
     let arm = |side: &str, x: f64| {
         format!(
             "JOINT {side}Collar {{ OFFSET {} 14 0 CHANNELS 3 Zrotation Xrotation Yrotation
-  JOINT {side}Shoulder {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
-    JOINT {side}Elbow {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
-      JOINT {side}Wrist {{ OFFSET {} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
-        End Site {{ OFFSET {} 0 0 }} }} }} }} }}",
+{} }}",
             3.0 * x,
-            15.0 * x,
-            28.0 * x,
-            26.0 * x,
-            8.0 * x
+            arm_chain(side, x, ["Shoulder", "Elbow", "Wrist"], [15.0, 0.0])
         )
     };
     let upper = format!(
