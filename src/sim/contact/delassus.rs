@@ -190,10 +190,25 @@ pub(super) fn delassus_matrix(
     // The character's velocity response to each row's unit impulse at its contacted
     // bodies, row k's at `k · m + slot`: Σ over the row's sides of the response block
     // times the side's wrench (its force, for a body pushed at a single point).
+    let any_ball = on_balls.iter().any(|&b| b);
+    // Rows whose response and entries are the negatives of an earlier row's (d = 4's
+    // friction edges ±t): not computed but copied with their sign flipped.
+    let mirror = if any_ball {
+        vec![None; nr]
+    } else {
+        opposite_rows(dirs, &slotted)
+    };
     let at = &mut ws.row_responses;
     at.clear();
     at.resize(nr * m, Vector6::zeros());
     for (k, sides) in slotted.iter().enumerate() {
+        if let Some(j) = mirror[k] {
+            let (done, out) = at.split_at_mut(k * m);
+            for (u, r) in out[..m].iter_mut().zip(&done[j * m..(j + 1) * m]) {
+                *u = -r;
+            }
+            continue;
+        }
         let out = &mut at[k * m..(k + 1) * m];
         for &(s, w) in sides.iter().flatten() {
             let blocks = &ws.responses[s * m..(s + 1) * m];
@@ -212,7 +227,6 @@ pub(super) fn delassus_matrix(
             }
         }
     }
-    let any_ball = on_balls.iter().any(|&b| b);
     // the rows with a ball read the character's response by body (others unused)
     let mut uc = if any_ball {
         vec![Vector6::zeros(); n]
@@ -221,6 +235,13 @@ pub(super) fn delassus_matrix(
     };
     let entries = delassus.as_mut_slice();
     for k in 0..nr {
+        if let Some(j) = mirror[k] {
+            let (done, column) = entries.split_at_mut(k * nr);
+            for (entry, e) in column[..nr].iter_mut().zip(&done[j * nr..(j + 1) * nr]) {
+                *entry = -e;
+            }
+            continue;
+        }
         let us = &at[k * m..(k + 1) * m];
         if any_ball {
             for (&b, u) in contacted.iter().zip(us) {
@@ -229,8 +250,13 @@ pub(super) fn delassus_matrix(
         }
         // column k of the (column-major) matrix
         let column = &mut entries[k * nr..(k + 1) * nr];
-        for (row, (entry, sides)) in column.iter_mut().zip(&slotted).enumerate() {
-            *entry = if on_balls[row] {
+        for row in 0..nr {
+            if let Some(j) = mirror[row] {
+                column[row] = -column[j];
+                continue;
+            }
+            let sides = &slotted[row];
+            column[row] = if on_balls[row] {
                 frame.velocity(row, &uc, &ball_resp[k])
             } else {
                 match sides {
@@ -257,4 +283,101 @@ pub(super) fn delassus_matrix(
         row_wrenches,
         ball_resp,
     })
+}
+
+/// Per row, an earlier row of the same contact whose unit wrenches are its own negated,
+/// if any: a friction pyramid's opposite edges ±t (d = 4 makes them exact). Such a row's
+/// impulse response and Delassus entries are the earlier row's negated: negation commutes
+/// with every rounding, so they are the same numbers but for the sign of an exact zero.
+fn opposite_rows(dirs: &[(usize, Vector3<f64>)], slotted: &[RowWrenches]) -> Vec<Option<usize>> {
+    let opposite = |k: usize, j: usize| {
+        slotted[k]
+            .iter()
+            .zip(&slotted[j])
+            .all(|(a, b)| match (a, b) {
+                (Some((sa, wa)), Some((sb, wb))) => sa == sb && *wa == -wb,
+                (None, None) => true,
+                _ => false,
+            })
+    };
+    (0..dirs.len())
+        .map(|k| {
+            let c = dirs[k].0;
+            (0..k)
+                .rev()
+                .take_while(|&j| dirs[j].0 == c)
+                .find(|&j| opposite(k, j))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contact::tangent_directions;
+
+    /// The rows of floor contacts at `points` on body `body` (slot 0), as
+    /// `delassus_matrix` lays them out: the normals, then each contact's `d` tangents.
+    fn floor_rows(
+        points: &[Vector3<f64>],
+        d: usize,
+    ) -> (Vec<(usize, Vector3<f64>)>, Vec<RowWrenches>) {
+        let up = Vector3::y();
+        let mut dirs: Vec<(usize, Vector3<f64>)> = (0..points.len()).map(|c| (c, up)).collect();
+        for c in 0..points.len() {
+            dirs.extend(tangent_directions(&up, d).into_iter().map(|t| (c, t)));
+        }
+        let wrenches = dirs
+            .iter()
+            .map(|&(c, dir)| {
+                let tq = points[c].cross(&dir);
+                [
+                    Some((0, Vector6::new(dir.x, dir.y, dir.z, tq.x, tq.y, tq.z))),
+                    None,
+                ]
+            })
+            .collect();
+        (dirs, wrenches)
+    }
+
+    #[test]
+    fn a_four_edged_pyramids_opposite_edges_are_mirrored_and_nothing_else() {
+        let points = [
+            Vector3::new(0.1, -0.9, 0.05),
+            Vector3::new(-0.03, -0.92, 0.2),
+        ];
+        let (dirs, slotted) = floor_rows(&points, 4);
+        let mirror = opposite_rows(&dirs, &slotted);
+        // normals 0, 1; contact 0's edges 2..6, contact 1's 6..10: t₂ = −t₀, t₃ = −t₁
+        let want = [
+            None,
+            None,
+            None,
+            None,
+            Some(2),
+            Some(3),
+            None,
+            None,
+            Some(6),
+            Some(7),
+        ];
+        assert_eq!(mirror, want);
+        for (k, j) in mirror.iter().enumerate() {
+            if let Some(j) = *j {
+                let (a, b) = (slotted[k][0].unwrap().1, slotted[j][0].unwrap().1);
+                assert_eq!(a, -b, "row {k} is row {j} negated");
+            }
+        }
+        // an odd pyramid has no opposite edges; one body's rows never mirror another's
+        let (dirs, slotted) = floor_rows(&points, 3);
+        assert!(opposite_rows(&dirs, &slotted).iter().all(Option::is_none));
+        let (dirs, mut slotted) = floor_rows(&points, 4);
+        for w in &mut slotted[4..6] {
+            w[0] = w[0].map(|(_, w)| (1, w));
+        }
+        let mirror = opposite_rows(&dirs, &slotted);
+        assert_eq!(mirror[4], None);
+        assert_eq!(mirror[5], None);
+        assert_eq!(mirror[8], Some(6));
+    }
 }
