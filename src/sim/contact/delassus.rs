@@ -316,8 +316,9 @@ mod tests {
     use super::*;
     use crate::contact::tangent_directions;
 
-    /// The rows of floor contacts at `points` on body `body` (slot 0), as
-    /// `delassus_matrix` lays them out: the normals, then each contact's `d` tangents.
+    /// The rows of floor contacts at `points` (lever arms from one body's COM, m; the
+    /// body in slot 0), as `delassus_matrix` lays them out: the normals, then each
+    /// contact's `d` tangents.
     fn floor_rows(
         points: &[Vector3<f64>],
         d: usize,
