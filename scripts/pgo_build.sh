@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A profile-guided (PGO) release build of jostle: the compiler lays out and inlines the
 # code as a training run used it. Same bytes out as the plain release build (checked at
-# the end); measured on CMU 01_01 about 8 % faster steps and feedforward (#15, see
+# the end by scripts/output_check.sh); measured on CMU 01_01 about 8 % faster steps and feedforward (#15, see
 # scripts/speed_results.md). Two builds in their own target folders, ~5 min each cold.
 #
 # usage: scripts/pgo_build.sh [TRAINING_DIR]
@@ -53,13 +53,12 @@ RUSTFLAGS="$flags -Cprofile-use=$prof/merged.profdata -Cllvm-args=-pgo-warn-miss
   cargo build --release --locked --target-dir target/pgo
 pgo=target/pgo/release/jostle
 
-# the same numbers out as the instrumented build (whose arithmetic is the plain build's)
-demo=$root/mocap/demo_walk.bvh
-strip_timing='import json, sys; d = json.load(sys.stdin); d.pop("timing", None); print(json.dumps(d, sort_keys=True))'
-a=$("$gen" simulate "$demo" --json | python3 -c "$strip_timing")
-b=$("$pgo" simulate "$demo" --json | python3 -c "$strip_timing")
-if [ "$a" != "$b" ]; then
-  echo "pgo_build.sh: $pgo gives other numbers than the plain build on $demo: do not use it" >&2
+# the same outputs as the instrumented build (whose arithmetic is the plain build's):
+# scripts/output_check.sh's checksums of both
+JOSTLE_BIN=$gen scripts/output_check.sh "$prof/check-gen" > "$prof/gen.sums"
+JOSTLE_BIN=$pgo scripts/output_check.sh "$prof/check-pgo" > "$prof/pgo.sums"
+if ! diff "$prof/gen.sums" "$prof/pgo.sums" >&2; then
+  echo "pgo_build.sh: $pgo gives other outputs than the plain build: do not use it" >&2
   exit 1
 fi
-echo "pgo_build.sh: built $pgo (same results as the plain build on $demo)" >&2
+echo "pgo_build.sh: built $pgo (the same outputs as the plain build: scripts/output_check.sh)" >&2
