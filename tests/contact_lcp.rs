@@ -4,9 +4,9 @@
 //! single-contact LCP against the closed-form impulse.
 
 use jostle::contact::{
-    FrictionLayout, LcpError, LcpSolution, LemkeOptions, SupportRules, contact_row,
+    FrictionLayout, LcpError, LcpSolution, LemkeOptions, SupportRules, SupportScratch, contact_row,
     effective_inverse_mass, friction_lcp, lemke, lemke_with, single_contact_impulse,
-    solve_from_support, tangent_directions,
+    solve_from_support, solve_from_support_in, tangent_directions,
 };
 use nalgebra::{DMatrix, DVector, Matrix3, UnitQuaternion, Vector3};
 
@@ -765,6 +765,59 @@ fn a_guessed_support_gives_lemkes_solution_or_nothing() {
         )
         .is_none()
     );
+}
+
+#[test]
+fn a_reused_scratch_gives_a_fresh_calls_bits() {
+    // The contact phase keeps one scratch for every step's warm start, its LCPs growing
+    // and shrinking as feet land and lift: each call must be as if the scratch were new
+    // (nothing from the last problem, larger or smaller, leaks into it). Friction LCPs
+    // with their cone rules (partners, whose last-round memory is scratch too) from a
+    // guess a few flips off Lemke's support, between P-matrix LCPs of other sizes.
+    let mut rng = Rng(5);
+    let mut scratch = SupportScratch::default();
+    let (mut accepted, mut refused, mut several_rounds) = (0, 0, 0);
+    for trial in 0..400 {
+        let (m, q, rules, guess) = if trial % 2 == 0 {
+            let (layout, m, q) = random_scene(&mut rng, 3, false, false);
+            let Ok(exact) = lemke(&m, &q) else {
+                continue;
+            };
+            let mut guess: Vec<bool> = exact.z.iter().map(|&v| v > 0.0).collect();
+            for _ in 0..3 {
+                let i = (rng.next() * guess.len() as f64) as usize % guess.len();
+                guess[i] = !guess[i];
+            }
+            (m, q, layout.support_rules(), guess)
+        } else {
+            let n = 1 + (rng.next() * 40.0) as usize;
+            let m = p_matrix(&mut rng, n, Kind::SpdPlusSkew);
+            let q = DVector::from_fn(n, |_, _| rng.uniform(-1.0, 1.0));
+            let guess = (0..n).map(|_| rng.next() < 0.5).collect();
+            (m, q, SupportRules::default(), guess)
+        };
+        let fresh = solve_from_support(&m, &q, &guess, &rules, 1e-12, 8);
+        let reused = solve_from_support_in(&m, &q, &guess, &rules, 1e-12, 8, &mut scratch);
+        match (fresh, reused) {
+            (Some(f), Some(rounds)) => {
+                assert_eq!(f.pivots, rounds, "trial {trial}");
+                let bits = |v: &DVector<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&f.z), bits(&scratch.z), "z, trial {trial}");
+                assert_eq!(bits(&f.w), bits(&scratch.w), "w, trial {trial}");
+                accepted += 1;
+                if rounds > 1 {
+                    several_rounds += 1;
+                }
+            }
+            (None, None) => refused += 1,
+            (f, r) => panic!(
+                "trial {trial}: fresh {:?}, reused {r:?}",
+                f.map(|s| s.pivots)
+            ),
+        }
+    }
+    eprintln!("{accepted} accepted ({several_rounds} after 2+ rounds), {refused} refused");
+    assert!(accepted > 50 && several_rounds > 10 && refused > 0);
 }
 
 /// The warm start on what a run gives it: the previous step's support for an LCP whose

@@ -93,36 +93,44 @@ pub fn single_contact_impulse(v_rel_normal: f64, restitution: f64, inv_mass_eff:
 /// (thesis eq. 2.46). Use an even count so that every direction has its opposite, as the
 /// cone needs (impulses along them are ≥ 0). Empty for `count = 0` or a non-finite `n`.
 pub fn tangent_directions(n: &Vector3<f64>, count: usize) -> Vec<Vector3<f64>> {
-    if n.iter().any(|x| !x.is_finite()) || n.norm() == 0.0 {
-        return Vec::new();
-    }
-    let n = n.normalize();
-    // First tangent: cross with the axis least aligned with n (never near-parallel).
-    let axis = if n.x.abs() <= n.y.abs() && n.x.abs() <= n.z.abs() {
-        Vector3::x()
-    } else if n.y.abs() <= n.z.abs() {
-        Vector3::y()
-    } else {
-        Vector3::z()
-    };
-    let t1 = n.cross(&axis).normalize();
-    let t2 = n.cross(&t1);
-    (0..count)
-        .map(|k| {
-            let a = std::f64::consts::TAU * k as f64 / count as f64;
-            // Exact axes for multiples of 90° so that d = 4 gives ±t1, ±t2 to the bit.
-            let (s, c) = match (4 * k) % count {
-                0 => match (4 * k) / count {
-                    0 => (0.0, 1.0),
-                    1 => (1.0, 0.0),
-                    2 => (0.0, -1.0),
-                    _ => (-1.0, 0.0),
-                },
-                _ => a.sin_cos(),
-            };
-            t1 * c + t2 * s
-        })
-        .collect()
+    tangent_directions_iter(n, count).collect()
+}
+
+/// [`tangent_directions`] one at a time, without collecting them (the step's contact
+/// rows take them in its hot path).
+pub fn tangent_directions_iter(
+    n: &Vector3<f64>,
+    count: usize,
+) -> impl Iterator<Item = Vector3<f64>> + use<> {
+    let frame = (n.iter().all(|x| x.is_finite()) && n.norm() != 0.0).then(|| {
+        let n = n.normalize();
+        // First tangent: cross with the axis least aligned with n (never near-parallel).
+        let axis = if n.x.abs() <= n.y.abs() && n.x.abs() <= n.z.abs() {
+            Vector3::x()
+        } else if n.y.abs() <= n.z.abs() {
+            Vector3::y()
+        } else {
+            Vector3::z()
+        };
+        let t1 = n.cross(&axis).normalize();
+        (t1, n.cross(&t1))
+    });
+    let count = if frame.is_some() { count } else { 0 };
+    let (t1, t2) = frame.unwrap_or_default();
+    (0..count).map(move |k| {
+        let a = std::f64::consts::TAU * k as f64 / count as f64;
+        // Exact axes for multiples of 90° so that d = 4 gives ±t1, ±t2 to the bit.
+        let (s, c) = match (4 * k) % count {
+            0 => match (4 * k) / count {
+                0 => (0.0, 1.0),
+                1 => (1.0, 0.0),
+                2 => (0.0, -1.0),
+                _ => (-1.0, 0.0),
+            },
+            _ => a.sin_cos(),
+        };
+        t1 * c + t2 * s
+    })
 }
 
 /// Index layout of the frictional contact LCP of `contacts` contacts with `directions`

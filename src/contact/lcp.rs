@@ -109,6 +109,58 @@ pub fn solve_from_support(
     tol: f64,
     max_rounds: usize,
 ) -> Option<LcpSolution> {
+    let mut scratch = SupportScratch::default();
+    let pivots = solve_from_support_in(m, q, support, rules, tol, max_rounds, &mut scratch)?;
+    Some(LcpSolution {
+        z: scratch.z,
+        w: scratch.w,
+        pivots,
+    })
+}
+
+/// The buffers of [`solve_from_support_in`], kept between calls (a simulation's contact
+/// phase solves one small LCP a step: its ~10 vectors would otherwise be allocated anew).
+#[derive(Clone, Debug)]
+pub struct SupportScratch {
+    support: Vec<bool>,
+    loose: Vec<usize>,
+    basic: Vec<usize>,
+    flip: Vec<usize>,
+    changed: Vec<bool>,
+    left: Vec<bool>,
+    /// The last accepted solution's z.
+    pub z: DVector<f64>,
+    /// The last accepted solution's w = M z + q.
+    pub w: DVector<f64>,
+}
+
+impl Default for SupportScratch {
+    fn default() -> Self {
+        SupportScratch {
+            support: Vec::new(),
+            loose: Vec::new(),
+            basic: Vec::new(),
+            flip: Vec::new(),
+            changed: Vec::new(),
+            left: Vec::new(),
+            z: DVector::zeros(0),
+            w: DVector::zeros(0),
+        }
+    }
+}
+
+/// [`solve_from_support`] in `scratch`'s buffers: the number of rounds it took, the
+/// solution in `scratch.z` and `scratch.w` (the same numbers to the bit).
+#[allow(clippy::too_many_arguments)]
+pub fn solve_from_support_in(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    support: &[bool],
+    rules: &SupportRules,
+    tol: f64,
+    max_rounds: usize,
+    scratch: &mut SupportScratch,
+) -> Option<usize> {
     let n = q.len();
     let partner = &rules.partner[..];
     if m.nrows() != n
@@ -122,15 +174,29 @@ pub fn solve_from_support(
         return None;
     }
     let scale = q.amax().max(f64::MIN_POSITIVE);
-    let mut support = support.to_vec();
+    let SupportScratch {
+        support: support_now,
+        loose,
+        basic,
+        flip,
+        changed,
+        left,
+        z,
+        w,
+    } = scratch;
+    support_now.clear();
+    support_now.extend_from_slice(support);
+    let support = support_now;
     let mut safeguard = PivotSafeguard::new();
-    // Buffers for every round (a call has a few; a step has one call).
-    let (mut loose, mut basic, mut flip) = (Vec::new(), Vec::new(), Vec::new());
-    let mut z = DVector::zeros(n);
-    let mut w = DVector::zeros(n);
-    let mut changed = vec![false; n];
+    if z.len() != n {
+        *z = DVector::zeros(n);
+        *w = DVector::zeros(n);
+    }
+    changed.clear();
+    changed.resize(n, false);
     // the variables that left the support in the last round
-    let mut left = vec![false; n];
+    left.clear();
+    left.resize(n, false);
     for round in 0..max_rounds.max(1) {
         // A contact whose normal impulse is out carries no friction: its tangents go out
         // and its sliding slack in (loose, below: it only keeps the tangents' w ≥ 0).
@@ -190,13 +256,13 @@ pub fn solve_from_support(
         // w = M z + q over z's non-zero columns only (the basic ones): in the order of a
         // dense product, so the same bits, at |B| columns instead of n
         w.fill(0.0);
-        for &j in &basic {
+        for &j in basic.iter() {
             if z[j] != 0.0 {
                 w.axpy(z[j], &m.column(j), 1.0);
             }
         }
-        w += q;
-        for &j in &loose {
+        *w += q;
+        for &j in loose.iter() {
             // its own w must vanish (it is basic); then the least value that keeps the
             // non-basic rows it enters with a positive coefficient at w ≥ 0
             if w[j].abs() > tol * scale {
@@ -223,15 +289,11 @@ pub fn solve_from_support(
             }
         }
         if flip.is_empty() {
-            return Some(LcpSolution {
-                z,
-                w,
-                pivots: round,
-            });
+            return Some(round);
         }
-        safeguard.restrict(&mut flip);
+        safeguard.restrict(flip);
         changed.fill(false);
-        for &i in &flip {
+        for &i in flip.iter() {
             if changed[i] {
                 continue;
             }

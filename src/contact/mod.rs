@@ -31,10 +31,10 @@ pub use collide::{
 };
 pub use impulse::{
     FrictionLayout, contact_row, effective_inverse_mass, friction_lcp, friction_lcp_into,
-    single_contact_impulse, tangent_directions,
+    single_contact_impulse, tangent_directions, tangent_directions_iter,
 };
 pub use lcp::{
-    ConeIndices, LcpError, LcpSolution, LemkeOptions, SupportRules, lemke, lemke_with,
-    solve_from_support,
+    ConeIndices, LcpError, LcpSolution, LemkeOptions, SupportRules, SupportScratch, lemke,
+    lemke_with, solve_from_support, solve_from_support_in,
 };
 pub use nnls::nnls6_from_support;

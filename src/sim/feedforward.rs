@@ -171,12 +171,17 @@ impl Simulation<'_> {
             self.contact_ws.warm_start(),
             (self.opts, self.contact),
         );
+        // the state at the step's start, its orientations and poses (storage kept)
+        let mut start = self.state.clone();
+        let mut qs: Vec<UnitQuaternion<f64>> = Vec::with_capacity(n);
+        let mut poses: Vec<(Vector3<f64>, UnitQuaternion<f64>)> = Vec::with_capacity(n);
         for k in 0..steps {
             self.k = k;
             self.check_cancelled(cancelled)?;
             let t = k as f64 * h;
             let root = self.prepare_step();
-            let start = self.state.clone();
+            start.t = self.state.t;
+            start.bodies.clone_from(&self.state.bodies);
             if matches!(root, Root::Free) {
                 return Err(SimError::Settings(
                     "the feedforward needs the root held to its mocap path".into(),
@@ -271,9 +276,11 @@ impl Simulation<'_> {
                     Vector3::new(g[3], g[4], g[5]) / h,
                 );
             }
-            let qs: Vec<UnitQuaternion<f64>> = start.bodies.iter().map(|s| s.q).collect();
+            qs.clear();
+            qs.extend(start.bodies.iter().map(|s| s.q));
             wrench_to_joint_torques(model, &qs, &wrenches, &mut ws, &mut out);
-            let poses: Vec<_> = start.bodies.iter().map(|s| (s.x, s.q)).collect();
+            poses.clear();
+            poses.extend(start.bodies.iter().map(|s| (s.x, s.q)));
             let split_error =
                 |e| SimError::Settings(format!("floor support split at t = {t:.4} s: {e}"));
             // what `step`'s contact phase reports (none with a pinned root: no floor)

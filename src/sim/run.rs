@@ -174,6 +174,8 @@ pub struct Simulation<'c> {
     pub(super) stepper: Stepper,
     pub(super) tracking: Tracking,
     pub(super) scratch: ReferenceScratch,
+    /// The step's ψ (storage kept from step to step).
+    psi_step: Vec<f64>,
     pub(super) kin: Vec<BodyKinematics>,
     pub(super) targets: JointTargets,
     pub(super) external: Vec<(Vector3<f64>, Vector3<f64>)>,
@@ -341,6 +343,7 @@ impl<'c> Simulation<'c> {
             stepper,
             tracking,
             scratch: ReferenceScratch::default(),
+            psi_step: Vec::new(),
             kin: vec![BodyKinematics::default(); n],
             targets: JointTargets::default(),
             external: vec![(Vector3::zeros(), Vector3::zeros()); n],
@@ -591,7 +594,6 @@ impl<'c> Simulation<'c> {
         if extra.is_none() && self.replay_step() {
             return Ok(());
         }
-        let model = &self.character.model;
         let t = self.time();
         let root = self.prepare_step();
         // once fallen, ψ fades out and the root's support (residual, floor split) is gone
@@ -599,22 +601,46 @@ impl<'c> Simulation<'c> {
             .balance
             .fell_at
             .map(|t0| self.opts.falls.feedforward_fade(t - t0));
-        let psi = if self.opts.feedforward && fade != Some(0.0) {
-            self.feedforward.psi.get(self.k).map(|p| match fade {
-                Some(s) => p.iter().map(|x| x * s).collect(),
-                None => p.clone(),
-            })
-        } else {
-            None
+        // ψ_k copied out of the precompute (the steps below borrow the simulation), into
+        // storage taken out for the step and put back after it
+        let mut psi_step = std::mem::take(&mut self.psi_step);
+        let psi = match self.feedforward.psi.get(self.k) {
+            Some(p) if self.opts.feedforward && fade != Some(0.0) => {
+                psi_step.clear();
+                match fade {
+                    Some(s) => psi_step.extend(p.iter().map(|x| x * s)),
+                    None => psi_step.extend_from_slice(p),
+                }
+                Some(psi_step)
+            }
+            _ => None,
         };
-        self.solve_without_feedforward(&root, psi.as_deref(), extra, t)?;
+        let step = self.take_step(&root, psi.as_deref(), extra, fade, t);
+        if let Some(p) = psi {
+            self.psi_step = p;
+        }
+        step
+    }
+
+    /// [`Self::step`] after its ψ is known (`fade`: the feedforward's fraction still on
+    /// after letting go).
+    fn take_step(
+        &mut self,
+        root: &Root,
+        psi: Option<&[f64]>,
+        extra: Option<&[(Vector3<f64>, Vector3<f64>)]>,
+        fade: Option<f64>,
+        t: f64,
+    ) -> Result<(), SimError> {
+        let model = &self.character.model;
+        self.solve_without_feedforward(root, psi, extra, t)?;
         let root_impulse = match self.opts.root {
             RootMode::Spring(_) if fade.is_none() => {
                 self.feedforward.root_impulse.get(self.k).copied()
             }
             _ => None,
         };
-        self.add_feedforward(psi.as_deref(), root_impulse.as_ref(), t)?;
+        self.add_feedforward(psi, root_impulse.as_ref(), t)?;
         // (taken out and put back: the contact phase borrows the simulation mutably)
         let support = match fade {
             Some(_) => None,
@@ -629,7 +655,7 @@ impl<'c> Simulation<'c> {
         }
         let report = report?;
         self.stepper
-            .finish(model, &mut self.state, &root)
+            .finish(model, &mut self.state, root)
             .map_err(|e| step_error(self.character, e, t))?;
         self.record_step(report);
         Ok(())

@@ -63,47 +63,83 @@ pub(super) fn contacted_responses(
     Ok(())
 }
 
-/// A step's Delassus matrix and what it was built from: each row's unit wrenches on the
-/// character and its velocity change of every ball.
-pub(super) struct Delassus {
-    /// The Delassus matrix, floor rows' relative compliance included (its storage is the
-    /// workspace's `delassus`, to be handed back after use).
-    pub(super) matrix: DMatrix<f64>,
-    /// Per row: its unit wrenches on the character's bodies.
-    pub(super) row_wrenches: Vec<RowWrenches>,
-    /// Per row: each ball's (velocity, spin) change from a unit impulse along it.
-    pub(super) ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>>,
+/// How a contacted body is pushed by a step's rows: nowhere yet, at a single point (its
+/// lever arm from the COM, m), or at several.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pushed {
+    Nowhere,
+    Single(Vector3<f64>),
+    Several,
 }
 
-/// The Delassus matrix of the rows of `frame` (the character has `n` bodies).
+/// The Delassus matrix's buffers, kept from step to step (a contact phase would otherwise
+/// allocate a dozen small vectors), and what the matrix was built from.
+#[derive(Clone, Debug, Default)]
+pub(super) struct DelassusScratch {
+    /// The character's bodies in the rows, sorted.
+    contacted: Vec<usize>,
+    /// Per contacted body: how the rows push it.
+    pushed: Vec<Pushed>,
+    /// Per contacted body: the lever arm of the one point all its rows push at, if one.
+    levers: Vec<Option<Vector3<f64>>>,
+    /// Per row: its unit wrenches on the character's bodies.
+    pub(super) row_wrenches: Vec<RowWrenches>,
+    /// Per row k and ball i, at `k · balls + i`: the ball's (velocity, spin) change from a
+    /// unit impulse along row k.
+    pub(super) ball_resp: Vec<(Vector3<f64>, Vector3<f64>)>,
+    /// `row_wrenches` with each body's slot among the contacted.
+    slotted: Vec<RowWrenches>,
+    /// Per row: whether a ball is in it.
+    on_balls: Vec<bool>,
+    /// Per row: the earlier row it mirrors (see [`opposite_rows`]).
+    mirror: Vec<Option<usize>>,
+    /// The character's response by body (rows with a ball read it so).
+    uc: Vec<Vector6<f64>>,
+}
+
+/// The Delassus matrix of the rows of `frame` (the character has `n` bodies), floor rows'
+/// relative compliance included; its storage is the workspace's `delassus`, to be handed
+/// back after use. What it was built from (each row's unit wrenches on the character and
+/// its velocity change of every ball) is left in `sc`.
 pub(super) fn delassus_matrix(
     frame: &RowFrame,
     stepper: &Stepper,
     ws: &mut ContactWorkspace,
+    sc: &mut DelassusScratch,
     n: usize,
     t: f64,
-) -> Result<Delassus, ContactError> {
+) -> Result<DMatrix<f64>, ContactError> {
     let rows = frame.rows;
     let dirs = frame.dirs;
     let nr = dirs.len();
+    let nb = frame.balls.len();
+    let DelassusScratch {
+        contacted,
+        pushed,
+        levers,
+        row_wrenches,
+        ball_resp,
+        slotted,
+        on_balls,
+        mirror,
+        uc,
+    } = sc;
     // Impulse responses, one column per row: a unit impulse +dir on the owner at p and
     // −dir on the other object. The character's answer is needed only at its bodies in the
     // rows (the Delassus entries): each unit wrench is solved on their ways to the root
     // alone (O(depth), not O(n)), and the impulses found are applied by one full solve.
-    let mut contacted: Vec<usize> = rows
-        .iter()
-        .flat_map(|r| {
-            let owner = match r.owner {
-                Owner::Body(b) => Some(b),
-                Owner::Ball(_) => None,
-            };
-            let other = match r.other {
-                Touched::Body(b) => Some(b),
-                _ => None,
-            };
-            owner.into_iter().chain(other)
-        })
-        .collect();
+    contacted.clear();
+    contacted.extend(rows.iter().flat_map(|r| {
+        let owner = match r.owner {
+            Owner::Body(b) => Some(b),
+            Owner::Ball(_) => None,
+        };
+        let other = match r.other {
+            Touched::Body(b) => Some(b),
+            _ => None,
+        };
+        owner.into_iter().chain(other)
+    }));
     contacted.sort_unstable();
     contacted.dedup();
     stepper
@@ -113,23 +149,19 @@ pub(super) fn delassus_matrix(
     let slot = |b: usize| contacted.binary_search(&b).unwrap_or(0);
     // per contacted body: the lever arm of the one point all its rows push at, if one
     // (`Single`), else `Several`
-    #[derive(Clone, Copy, PartialEq)]
-    enum Pushed {
-        Nowhere,
-        Single(Vector3<f64>),
-        Several,
-    }
-    let mut pushed = vec![Pushed::Nowhere; m];
-    let mut row_wrenches: Vec<RowWrenches> = Vec::with_capacity(nr);
-    let mut ball_resp: Vec<Vec<(Vector3<f64>, Vector3<f64>)>> = Vec::with_capacity(nr);
+    pushed.clear();
+    pushed.resize(m, Pushed::Nowhere);
+    row_wrenches.clear();
+    ball_resp.clear();
+    ball_resp.resize(nr * nb, (Vector3::zeros(), Vector3::zeros()));
     // the last step's storage when it has this size: every entry is written below
     let mut delassus = std::mem::take(&mut ws.delassus);
     if delassus.shape() != (nr, nr) {
         delassus = DMatrix::zeros(nr, nr);
     }
-    for &(c, dir) in dirs {
+    for (k, &(c, dir)) in dirs.iter().enumerate() {
         let r = &rows[c];
-        let mut bresp = vec![(Vector3::zeros(), Vector3::zeros()); frame.balls.len()];
+        let bresp = &mut ball_resp[k * nb..(k + 1) * nb];
         let mut wrenches: RowWrenches = [None, None];
         let mut push =
             |side: usize, side_dir: Vector3<f64>, target: Result<usize, usize>| match target {
@@ -165,39 +197,40 @@ pub(super) fn delassus_matrix(
             Touched::Ground => {}
         }
         row_wrenches.push(wrenches);
-        ball_resp.push(bresp);
     }
-    let levers: Vec<Option<Vector3<f64>>> = pushed
-        .iter()
-        .map(|p| match p {
-            Pushed::Single(l) => Some(*l),
-            _ => None,
-        })
-        .collect();
-    contacted_responses(stepper, ws, &contacted, &levers, n, t)?;
+    levers.clear();
+    levers.extend(pushed.iter().map(|p| match p {
+        Pushed::Single(l) => Some(*l),
+        _ => None,
+    }));
+    contacted_responses(stepper, ws, contacted, levers, n, t)?;
     // Each row's wrenches with their bodies' slots among the contacted.
-    let slotted: Vec<RowWrenches> = row_wrenches
-        .iter()
-        .map(|ws| ws.map(|w| w.map(|(b, w)| (slot(b), w))))
-        .collect();
+    slotted.clear();
+    slotted.extend(
+        row_wrenches
+            .iter()
+            .map(|ws| ws.map(|w| w.map(|(b, w)| (slot(b), w)))),
+    );
     // A row between character bodies and the ground reads the response as its wrench's
     // power: the relative velocity along dir is Σ_sides w·u (the other side's wrench
     // carries −dir).
-    let on_balls: Vec<bool> = dirs
-        .iter()
-        .map(|(c, _)| rows[*c].ball().is_some() || matches!(rows[*c].other, Touched::Ball(_)))
-        .collect();
+    on_balls.clear();
+    on_balls.extend(
+        dirs.iter()
+            .map(|(c, _)| rows[*c].ball().is_some() || matches!(rows[*c].other, Touched::Ball(_))),
+    );
     // The character's velocity response to each row's unit impulse at its contacted
     // bodies, row k's at `k · m + slot`: Σ over the row's sides of the response block
     // times the side's wrench (its force, for a body pushed at a single point).
     let any_ball = on_balls.iter().any(|&b| b);
     // Rows whose response and entries are the negatives of an earlier row's (d = 4's
     // friction edges ±t): not computed but copied with their sign flipped.
-    let mirror = if any_ball {
-        vec![None; nr]
+    mirror.clear();
+    if any_ball {
+        mirror.resize(nr, None);
     } else {
-        opposite_rows(dirs, &slotted)
-    };
+        opposite_rows(dirs, slotted, mirror);
+    }
     let at = &mut ws.row_responses;
     at.clear();
     at.resize(nr * m, Vector6::zeros());
@@ -228,11 +261,10 @@ pub(super) fn delassus_matrix(
         }
     }
     // the rows with a ball read the character's response by body (others unused)
-    let mut uc = if any_ball {
-        vec![Vector6::zeros(); n]
-    } else {
-        Vec::new()
-    };
+    uc.clear();
+    if any_ball {
+        uc.resize(n, Vector6::zeros());
+    }
     let entries = delassus.as_mut_slice();
     for k in 0..nr {
         if let Some(j) = mirror[k] {
@@ -257,7 +289,7 @@ pub(super) fn delassus_matrix(
             }
             let sides = &slotted[row];
             column[row] = if on_balls[row] {
-                frame.velocity(row, &uc, &ball_resp[k])
+                frame.velocity(row, uc, &ball_resp[k * nb..(k + 1) * nb])
             } else {
                 match sides {
                     [Some((s, w)), None] | [None, Some((s, w))] => w.dot(&us[*s]),
@@ -278,18 +310,18 @@ pub(super) fn delassus_matrix(
             delassus[(k, k)] += FLOOR_COMPLIANCE * delassus[(k, k)].abs();
         }
     }
-    Ok(Delassus {
-        matrix: delassus,
-        row_wrenches,
-        ball_resp,
-    })
+    Ok(delassus)
 }
 
 /// Per row, an earlier row of the same contact whose unit wrenches are its own negated,
 /// if any: a friction pyramid's opposite edges ±t (d = 4 makes them exact). Such a row's
 /// impulse response and Delassus entries are the earlier row's negated: negation commutes
 /// with every rounding, so they are the same numbers but for the sign of an exact zero.
-fn opposite_rows(dirs: &[(usize, Vector3<f64>)], slotted: &[RowWrenches]) -> Vec<Option<usize>> {
+fn opposite_rows(
+    dirs: &[(usize, Vector3<f64>)],
+    slotted: &[RowWrenches],
+    out: &mut Vec<Option<usize>>,
+) {
     let opposite = |k: usize, j: usize| {
         slotted[k]
             .iter()
@@ -300,21 +332,26 @@ fn opposite_rows(dirs: &[(usize, Vector3<f64>)], slotted: &[RowWrenches]) -> Vec
                 _ => false,
             })
     };
-    (0..dirs.len())
-        .map(|k| {
-            let c = dirs[k].0;
-            (0..k)
-                .rev()
-                .take_while(|&j| dirs[j].0 == c)
-                .find(|&j| opposite(k, j))
-        })
-        .collect()
+    out.extend((0..dirs.len()).map(|k| {
+        let c = dirs[k].0;
+        (0..k)
+            .rev()
+            .take_while(|&j| dirs[j].0 == c)
+            .find(|&j| opposite(k, j))
+    }));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::contact::tangent_directions;
+
+    /// [`opposite_rows`] into a new vector.
+    fn mirrored(dirs: &[(usize, Vector3<f64>)], slotted: &[RowWrenches]) -> Vec<Option<usize>> {
+        let mut out = Vec::new();
+        opposite_rows(dirs, slotted, &mut out);
+        out
+    }
 
     /// The rows of floor contacts at `points` (lever arms from one body's COM, m; the
     /// body in slot 0), as `delassus_matrix` lays them out: the normals, then each
@@ -348,7 +385,7 @@ mod tests {
             Vector3::new(-0.03, -0.92, 0.2),
         ];
         let (dirs, slotted) = floor_rows(&points, 4);
-        let mirror = opposite_rows(&dirs, &slotted);
+        let mirror = mirrored(&dirs, &slotted);
         // normals 0, 1; contact 0's edges 2..6, contact 1's 6..10: t₂ = −t₀, t₃ = −t₁
         let want = [
             None,
@@ -371,12 +408,12 @@ mod tests {
         }
         // an odd pyramid has no opposite edges; one body's rows never mirror another's
         let (dirs, slotted) = floor_rows(&points, 3);
-        assert!(opposite_rows(&dirs, &slotted).iter().all(Option::is_none));
+        assert!(mirrored(&dirs, &slotted).iter().all(Option::is_none));
         let (dirs, mut slotted) = floor_rows(&points, 4);
         for w in &mut slotted[4..6] {
             w[0] = w[0].map(|(_, w)| (1, w));
         }
-        let mirror = opposite_rows(&dirs, &slotted);
+        let mirror = mirrored(&dirs, &slotted);
         assert_eq!(mirror[4], None);
         assert_eq!(mirror[5], None);
         assert_eq!(mirror[8], Some(6));

@@ -97,6 +97,10 @@ pub struct ContactWorkspace {
     /// The character's bodies that received a contact impulse in the last contact phase
     /// (floor or ball), each once, in increasing order.
     touching: Vec<usize>,
+    /// The phase's contact rows (storage kept from step to step).
+    rows: Vec<ContactRow>,
+    /// The phase's other buffers.
+    scratch: solve::PhaseScratch,
 }
 
 /// The workspace's scratch right-hand side for the step's factorisation, sized for `n`
@@ -209,7 +213,11 @@ pub fn contact_phase_with_floor(
     ws.touching.clear();
     // Ballistic free motion of the balls.
     let v_free: Vec<Vector3<f64>> = balls.iter().map(|b| b.v + g * h).collect();
-    let mut rows = detect_ball_rows(model, state, stepper.velocities(), balls, &v_free, opts, h);
+    let detected = detect_ball_rows(model, state, stepper.velocities(), balls, &v_free, opts, h);
+    // the rows in the workspace's storage (floor rows come every step)
+    let mut rows = std::mem::take(&mut ws.rows);
+    rows.clear();
+    rows.extend(detected);
     let mut report = ContactReport::default();
     // Balls' impact times (earliest per ball) for the position update.
     let mut toi_of: Vec<Option<f64>> = vec![None; balls.len()];
@@ -277,5 +285,6 @@ pub fn contact_phase_with_floor(
     for b in balls.iter_mut() {
         b.hits.retain(|hh| hh.impulse.norm() > 0.0);
     }
+    ws.rows = rows;
     Ok(report)
 }

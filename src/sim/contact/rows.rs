@@ -4,7 +4,7 @@
 //! simulation hands in, the separation biases, the rows' directions (normals, then
 //! friction tangents) and the relative velocity along them.
 
-use crate::contact::impulse::tangent_directions;
+use crate::contact::impulse::tangent_directions_iter;
 use crate::dynamics::state::State;
 use crate::sim::balls::{Ball, Touched};
 use nalgebra::{Vector3, Vector6};
@@ -109,20 +109,19 @@ pub(super) fn velocity_at(u: &Vector6<f64>, x: &Vector3<f64>, p: &Vector3<f64>) 
 }
 
 /// The direction of every row of `rows`: the normals, then each contact's `d` friction
-/// tangents (each with its contact's index).
-pub(super) fn row_directions(rows: &[ContactRow], d: usize) -> Vec<(usize, Vector3<f64>)> {
-    let nr = rows.len() * (1 + d);
+/// tangents (each with its contact's index), into `dirs`.
+pub(super) fn row_directions(rows: &[ContactRow], d: usize, dirs: &mut Vec<(usize, Vector3<f64>)>) {
+    dirs.clear();
+    dirs.reserve(rows.len() * (1 + d));
     // directions of every row: normals, then each contact's tangents
-    let mut dirs: Vec<(usize, Vector3<f64>)> = Vec::with_capacity(nr);
     for (c, r) in rows.iter().enumerate() {
         dirs.push((c, r.n));
     }
     for (c, r) in rows.iter().enumerate() {
-        for tdir in tangent_directions(&r.n, d) {
+        for tdir in tangent_directions_iter(&r.n, d) {
             dirs.push((c, tdir));
         }
     }
-    dirs
 }
 
 /// Where a step's contact rows act: the rows, their directions, and the balls and bodies

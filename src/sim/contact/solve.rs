@@ -3,11 +3,11 @@
 //! Lemke, the reported fallback without restitution and friction, then the impulses into
 //! the character (re-solving the step's own rows) and the balls.
 
-use super::delassus::{Delassus, delassus_matrix};
+use super::delassus::{DelassusScratch, delassus_matrix};
 use super::rows::{ContactRow, FLOOR_COMPLIANCE, RowFrame, RowKey, row_directions};
 use super::{ContactError, ContactOptions, ContactReport, ContactWorkspace};
 use crate::contact::impulse::{FrictionLayout, friction_lcp_into};
-use crate::contact::lcp::{LcpSolution, lemke, solve_from_support};
+use crate::contact::lcp::{SupportRules, SupportScratch, lemke, solve_from_support_in};
 use crate::dynamics::stabilize::Drift;
 use crate::dynamics::state::State;
 use crate::dynamics::step::Stepper;
@@ -26,14 +26,15 @@ pub struct WarmStart {
 }
 
 impl WarmStart {
-    /// The guessed support of an LCP whose rows are `rows` (in `layout`): each row seen
-    /// last step as it was then, a new row inactive (a new contact mostly opens).
-    pub(super) fn support_for(&self, rows: &[RowKey], layout: FrictionLayout) -> Vec<bool> {
+    /// The guessed support of an LCP whose rows are `rows` (in `layout`), into `out`: each
+    /// row seen last step as it was then, a new row inactive (a new contact mostly opens).
+    pub(super) fn support_for(&self, rows: &[RowKey], layout: FrictionLayout, out: &mut Vec<bool>) {
         let before = FrictionLayout {
             contacts: self.rows.len(),
             directions: self.directions,
         };
-        let mut out = vec![false; layout.size()];
+        out.clear();
+        out.resize(layout.size(), false);
         for (c, key) in rows.iter().enumerate() {
             let Some(p) = self.rows.iter().position(|k| k == key) else {
                 continue;
@@ -44,7 +45,6 @@ impl WarmStart {
                 out[layout.tangent(c, k)] = self.support[before.tangent(p, k)];
             }
         }
-        out
     }
 }
 
@@ -70,7 +70,11 @@ pub(super) fn solve_and_apply(
     report: &mut ContactReport,
 ) -> Result<(), ContactError> {
     let n = model.num_bodies();
-    let u_free: Vec<Vector6<f64>> = stepper.velocities().to_vec();
+    // the phase's buffers, back to the workspace at the end (lost on an error: then
+    // allocated anew)
+    let mut sc = std::mem::take(&mut ws.scratch);
+    sc.u_free.clear();
+    sc.u_free.extend_from_slice(stepper.velocities());
     let nc = rows.len();
     let d = opts.directions;
     let layout = FrictionLayout {
@@ -78,22 +82,18 @@ pub(super) fn solve_and_apply(
         directions: d,
     };
     let nr = layout.rows();
-    let dirs = row_directions(rows, d);
+    row_directions(rows, d, &mut sc.dirs);
     let frame = RowFrame {
         rows,
-        dirs: &dirs,
+        dirs: &sc.dirs,
         balls,
         v_free,
         state,
-        u_free: &u_free,
+        u_free: &sc.u_free,
     };
-    let (free, plain) = free_velocities(&frame, opts);
-    let Delassus {
-        matrix: delassus,
-        row_wrenches,
-        ball_resp,
-    } = delassus_matrix(&frame, stepper, ws, n, t)?;
-    let z = solve_lcp(rows, &dirs, layout, &delassus, &free, &plain, ws, report, t)?;
+    free_velocities(&frame, opts, &mut sc.u_start, &mut sc.free, &mut sc.plain);
+    let delassus = delassus_matrix(&frame, stepper, ws, &mut sc.delassus, n, t)?;
+    solve_lcp(rows, layout, &delassus, ws, &mut sc, report, t)?;
     // the matrix's storage back to the workspace for the next step
     ws.delassus = delassus;
     report.contacts = nc;
@@ -102,6 +102,9 @@ pub(super) fn solve_and_apply(
     rhs.fill_zero();
     let mut ball_dv = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
     let mut pushed = false;
+    let (z, dirs) = (&sc.z, &sc.dirs);
+    let (row_wrenches, ball_resp) = (&sc.delassus.row_wrenches, &sc.delassus.ball_resp);
+    let nb = balls.len();
     for k in 0..nr {
         let lam = z[k];
         if lam == 0.0 {
@@ -114,7 +117,7 @@ pub(super) fn solve_and_apply(
                 ws.touching.insert(at, *b);
             }
         }
-        for (i, r) in ball_resp[k].iter().enumerate() {
+        for (i, r) in ball_resp[k * nb..(k + 1) * nb].iter().enumerate() {
             ball_dv[i].0 += r.0 * lam;
             ball_dv[i].1 += r.1 * lam;
         }
@@ -152,7 +155,9 @@ pub(super) fn solve_and_apply(
     // O(h I |Δω|²), an angular momentum error of the whole figure; with the improved
     // implicit scheme, whose second stage has no single factorisation to re-solve with,
     // the linear response as the LCP saw it.
-    let mut du = vec![Vector6::zeros(); n];
+    let du = &mut sc.du;
+    du.clear();
+    du.resize(n, Vector6::zeros());
     if pushed {
         let root_rows = if stepper.options().drift == Drift::ImprovedImplicit {
             stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
@@ -160,10 +165,12 @@ pub(super) fn solve_and_apply(
                 message: e.to_string(),
             })?;
             du.copy_from_slice(&rhs.body);
-            stepper.add_velocities(&du);
+            stepper.add_velocities(du);
             rhs.rows[0]
         } else {
-            let before = stepper.velocities().to_vec();
+            let before = &mut sc.before;
+            before.clear();
+            before.extend_from_slice(stepper.velocities());
             let root_before = stepper.root_impulse();
             stepper
                 .resolve_with_impulses(&rhs.body)
@@ -171,7 +178,10 @@ pub(super) fn solve_and_apply(
                     t,
                     message: e.to_string(),
                 })?;
-            for (d, (a, b)) in du.iter_mut().zip(stepper.velocities().iter().zip(&before)) {
+            for (d, (a, b)) in du
+                .iter_mut()
+                .zip(stepper.velocities().iter().zip(before.iter()))
+            {
                 *d = a - b;
             }
             stepper.root_impulse() - root_before
@@ -199,13 +209,20 @@ pub(super) fn solve_and_apply(
         // keep the received velocity change for the position update
         b.v = v_free[i] + ball_dv[i].0;
     }
+    ws.scratch = sc;
     Ok(())
 }
 
 /// The rows' free velocities relative to the surfaces (after the free step), with Newton
-/// restitution and the gap bias on the normal rows; and the same without either (`plain`,
-/// for the fallback).
-fn free_velocities(frame: &RowFrame, opts: &ContactOptions) -> (DVector<f64>, DVector<f64>) {
+/// restitution and the gap bias on the normal rows, into `free`; and the same without
+/// either into `plain` (for the fallback). `u_start` is scratch.
+fn free_velocities(
+    frame: &RowFrame,
+    opts: &ContactOptions,
+    u_start: &mut Vec<Vector6<f64>>,
+    free: &mut DVector<f64>,
+    plain: &mut DVector<f64>,
+) {
     let (rows, dirs, balls, v_free, state, u_free) = (
         frame.rows,
         frame.dirs,
@@ -222,48 +239,56 @@ fn free_velocities(frame: &RowFrame, opts: &ContactOptions) -> (DVector<f64>, DV
         .map(|(i, b)| (v_free[i], b.w))
         .collect();
     let ball_start: Vec<(Vector3<f64>, Vector3<f64>)> = balls.iter().map(|b| (b.v, b.w)).collect();
-    let u_start: Vec<Vector6<f64>> = state.bodies.iter().map(|s| s.twist()).collect();
+    u_start.clear();
+    u_start.extend(state.bodies.iter().map(|s| s.twist()));
     // Free contact velocities relative to the surfaces, with Newton restitution and the
     // gap bias on the normal rows.
     let nr = dirs.len();
-    let mut free = DVector::zeros(nr);
+    if free.len() != nr {
+        *free = DVector::zeros(nr);
+        *plain = DVector::zeros(nr);
+    }
     for k in 0..nr {
         let (c, dir) = dirs[k];
         free[k] = frame.velocity(k, u_free, &ball_free) - rows[c].surface_velocity.dot(&dir);
     }
-    let plain = free.clone();
+    plain.copy_from(free);
     for (c, r) in rows.iter().enumerate() {
         // Restitution from the approach velocity at the start of the step (METHOD §9:
         // w = J u⁺ + e·min(0, J u_k)), not after the free step: the step's own forces
         // (gravity on a limb, PD torques, a pinned root's motion) must not change the
         // bounce.
-        let vn = frame.velocity(c, &u_start, &ball_start) - r.surface_velocity.dot(&r.n);
+        let vn = frame.velocity(c, u_start, &ball_start) - r.surface_velocity.dot(&r.n);
         if vn < -opts.restitution_threshold {
             free[c] += r.restitution * vn;
         }
         free[c] += r.bias;
     }
-    (free, plain)
 }
 
-/// The guessed support of the contact LCP: the last step's (`warm`), with every row that
-/// carries an expected impulse (a point the reference supports) guessed from it instead:
-/// normal active, the friction edges on either side of its tangential part active (those
-/// within the edges' spacing 2π/d of it, read from the rows' directions `dirs`), not
-/// sliding. The frictional LCP can have several solutions: measured on CMU 01_01, a heel
-/// that became a support as it landed was guessed open (a new row), and the open solution
-/// (heel lifting off while the other foot took the whole load) was accepted, so the
-/// unperturbed run left the feedforward's path by 1.6 m/s. `None` when there is neither.
+/// The guessed support of the contact LCP, in `guess`: the last step's (when `warm`, the
+/// support `guess` holds), with every row that carries an expected impulse (a point the
+/// reference supports) guessed from it instead: normal active, the friction edges on
+/// either side of its tangential part active (those within the edges' spacing 2π/d of it,
+/// read from the rows' directions `dirs`), not sliding. The frictional LCP can have
+/// several solutions: measured on CMU 01_01, a heel that became a support as it landed
+/// was guessed open (a new row), and the open solution (heel lifting off while the other
+/// foot took the whole load) was accepted, so the unperturbed run left the feedforward's
+/// path by 1.6 m/s. False when there is neither.
 fn guess_expected(
     rows: &[ContactRow],
     dirs: &[(usize, Vector3<f64>)],
     layout: FrictionLayout,
-    warm: Option<Vec<bool>>,
-) -> Option<Vec<bool>> {
+    warm: bool,
+    guess: &mut Vec<bool>,
+) -> bool {
     if rows.iter().all(|r| r.expected_impulse.is_none()) {
         return warm;
     }
-    let mut guess = warm.unwrap_or_else(|| vec![false; layout.size()]);
+    if !warm {
+        guess.clear();
+        guess.resize(layout.size(), false);
+    }
     // an edge carries force when the force is closer to it than to the next edge
     let spacing = (std::f64::consts::TAU / layout.directions.max(1) as f64)
         .cos()
@@ -289,59 +314,103 @@ fn guess_expected(
             guess[edge] = normal > 0.0 && dirs[edge].1.dot(&tangential) > threshold;
         }
     }
-    Some(guess)
+    true
 }
 
-/// Solve the frictional LCP of `rows` (Delassus matrix `delassus`, free velocities `free`,
-/// `plain` without restitution): from the last step's active set, else with Lemke, else
-/// (reported) without restitution and friction. The impulses, in `layout`'s order.
-#[allow(clippy::too_many_arguments)]
+/// Solve the frictional LCP of `rows` (Delassus matrix `delassus`, free velocities
+/// `sc.free`, `sc.plain` without restitution, directions `sc.dirs`): from the last step's
+/// active set, else with Lemke, else (reported) without restitution and friction. The
+/// impulses, in `layout`'s order, into `sc.z`.
 fn solve_lcp(
     rows: &[ContactRow],
-    dirs: &[(usize, Vector3<f64>)],
     layout: FrictionLayout,
     delassus: &DMatrix<f64>,
-    free: &DVector<f64>,
-    plain: &DVector<f64>,
     ws: &mut ContactWorkspace,
+    sc: &mut PhaseScratch,
     report: &mut ContactReport,
     t: f64,
-) -> Result<DVector<f64>, ContactError> {
+) -> Result<(), ContactError> {
     let nc = layout.contacts;
     let d = layout.directions;
-    let mu: Vec<f64> = rows.iter().map(|r| r.friction).collect();
+    sc.mu.clear();
+    sc.mu.extend(rows.iter().map(|r| r.friction));
     // The previous step's active set first (the same rows: planted feet, a resting ball),
     // then Lemke.
-    let key: Vec<RowKey> = rows.iter().map(|r| (r.owner, r.other, r.id)).collect();
-    let warm = ws
-        .warm_start
-        .take()
-        .filter(|w| w.directions == d)
-        .map(|w| w.support_for(&key, layout));
-    let guess = guess_expected(rows, dirs, layout, warm);
-    let rules = layout.support_rules();
-    // the LCP in the workspace's buffers (the same size step after step while feet stand)
-    let built = friction_lcp_into(layout, delassus, free, &mu, &mut ws.lcp_m, &mut ws.lcp_q);
-    let solve = || -> Result<(LcpSolution, bool), String> {
-        built.map_err(|e| e.to_string())?;
-        let (m, q) = (&ws.lcp_m, &ws.lcp_q);
-        if let Some(sol) = guess.as_ref().and_then(|g| {
-            solve_from_support(m, q, g, &rules, WARM_START_TOLERANCE, WARM_START_ROUNDS)
-        }) {
-            return Ok((sol, true));
+    let mut key = std::mem::take(&mut sc.key);
+    key.clear();
+    key.extend(rows.iter().map(|r| (r.owner, r.other, r.id)));
+    let last = ws.warm_start.take();
+    let warm = match &last {
+        Some(w) if w.directions == d => {
+            w.support_for(&key, layout, &mut sc.guess);
+            true
         }
-        Ok((lemke(m, q).map_err(|e| e.to_string())?, false))
+        _ => false,
     };
-    let z = match solve() {
-        Ok((sol, warm)) => {
-            report.pivots = sol.pivots;
+    let guessed = guess_expected(rows, &sc.dirs, layout, warm, &mut sc.guess);
+    // the support rules depend on the layout alone
+    if sc.rules_layout != Some(layout) {
+        sc.rules = layout.support_rules();
+        sc.rules_layout = Some(layout);
+    }
+    // the LCP in the workspace's buffers (the same size step after step while feet stand)
+    let built = friction_lcp_into(
+        layout,
+        delassus,
+        &sc.free,
+        &sc.mu,
+        &mut ws.lcp_m,
+        &mut ws.lcp_q,
+    );
+    let (m, q) = (&ws.lcp_m, &ws.lcp_q);
+    let solved = match built {
+        Err(e) => Err(e.to_string()),
+        Ok(_) => {
+            let rounds = if guessed {
+                solve_from_support_in(
+                    m,
+                    q,
+                    &sc.guess,
+                    &sc.rules,
+                    WARM_START_TOLERANCE,
+                    WARM_START_ROUNDS,
+                    &mut sc.lcp,
+                )
+            } else {
+                None
+            };
+            match rounds {
+                Some(rounds) => {
+                    if sc.z.len() != sc.lcp.z.len() {
+                        sc.z = DVector::zeros(sc.lcp.z.len());
+                    }
+                    sc.z.copy_from(&sc.lcp.z);
+                    Ok((rounds, true))
+                }
+                None => lemke(m, q).map_err(|e| e.to_string()).map(|sol| {
+                    sc.z = sol.z;
+                    (sol.pivots, false)
+                }),
+            }
+        }
+    };
+    match solved {
+        Ok((pivots, warm)) => {
+            report.pivots = pivots;
             report.warm_started = warm;
+            // the next step's warm start, in the storage of this step's
+            let (mut support, spare) = match last {
+                Some(w) => (w.support, w.rows),
+                None => (Vec::new(), Vec::new()),
+            };
+            support.clear();
+            support.extend(sc.z.iter().map(|&v| v > 0.0));
+            sc.key = spare;
             ws.warm_start = Some(WarmStart {
                 rows: key,
                 directions: d,
-                support: sol.z.iter().map(|&v| v > 0.0).collect(),
+                support,
             });
-            sol.z
         }
         Err(_) => {
             // Fallback (METHOD §9: squeezed balls can make the frictional LCP unsolvable):
@@ -350,7 +419,7 @@ fn solve_lcp(
             // definite and its LCP always has a solution (the frictional LCP with μ = 0,
             // tried before, still ended on a secondary ray for a fallen dancer).
             report.fallback = true;
-            let mut f0 = plain.rows(0, nc).into_owned();
+            let mut f0 = sc.plain.rows(0, nc).into_owned();
             for (c, r) in rows.iter().enumerate() {
                 f0[c] += r.bias;
             }
@@ -366,8 +435,63 @@ fn solve_lcp(
             })?;
             let mut z = DVector::zeros(layout.size());
             z.rows_mut(0, nc).copy_from(&sol.z);
-            z
+            sc.z = z;
         }
-    };
-    Ok(z)
+    }
+    Ok(())
+}
+
+/// The contact phase's buffers, kept from step to step in its workspace (a phase would
+/// otherwise allocate some thirty small vectors a step).
+#[derive(Clone, Debug)]
+pub(super) struct PhaseScratch {
+    /// The character's velocities after the free step.
+    u_free: Vec<Vector6<f64>>,
+    /// The character's velocities at the start of the step.
+    u_start: Vec<Vector6<f64>>,
+    /// Every row's direction and contact.
+    dirs: Vec<(usize, Vector3<f64>)>,
+    /// The rows' free velocities with restitution and bias, and without.
+    free: DVector<f64>,
+    plain: DVector<f64>,
+    /// The Delassus matrix's buffers.
+    delassus: DelassusScratch,
+    /// Friction coefficient per contact.
+    mu: Vec<f64>,
+    /// Storage for the next warm start's row keys.
+    key: Vec<RowKey>,
+    /// The LCP's guessed support.
+    guess: Vec<bool>,
+    /// The support rules of `rules_layout`.
+    rules: SupportRules,
+    rules_layout: Option<FrictionLayout>,
+    /// The warm start's buffers.
+    lcp: SupportScratch,
+    /// The LCP's solution.
+    z: DVector<f64>,
+    /// The character's velocity change from the impulses, and its velocities before them.
+    du: Vec<Vector6<f64>>,
+    before: Vec<Vector6<f64>>,
+}
+
+impl Default for PhaseScratch {
+    fn default() -> Self {
+        PhaseScratch {
+            u_free: Vec::new(),
+            u_start: Vec::new(),
+            dirs: Vec::new(),
+            free: DVector::zeros(0),
+            plain: DVector::zeros(0),
+            delassus: DelassusScratch::default(),
+            mu: Vec::new(),
+            key: Vec::new(),
+            guess: Vec::new(),
+            rules: SupportRules::default(),
+            rules_layout: None,
+            lcp: SupportScratch::default(),
+            z: DVector::zeros(0),
+            du: Vec::new(),
+            before: Vec::new(),
+        }
+    }
 }
