@@ -193,6 +193,19 @@ pub fn constraint_error(
     root: Option<&RootTarget>,
     g: &mut KktVector,
 ) -> (f64, f64) {
+    let (_, lin, rot) = constraint_error_with_joints(model, bodies, root, g);
+    (lin, rot)
+}
+
+/// [`constraint_error`], and first the largest separation of the joints alone (m: without
+/// a pinned root's error, as [`State::joint_errors`](super::state::State::joint_errors)
+/// gives it, to the bit).
+fn constraint_error_with_joints(
+    model: &Model,
+    bodies: &[BodyState],
+    root: Option<&RootTarget>,
+    g: &mut KktVector,
+) -> (f64, f64, f64) {
     let (mut lin, mut rot): (f64, f64) = (0.0, 0.0);
     for (b, body) in model.bodies.iter().enumerate() {
         let (Some(a), Some(joint)) = (body.parent, body.joint.as_ref()) else {
@@ -210,13 +223,14 @@ pub fn constraint_error(
             rot = rot.max(gr[k].abs());
         }
     }
+    let joints = lin;
     if let Some(target) = root {
         let e = root_error(&bodies[0], target);
         g.rows[0] = e;
         lin = lin.max(e.fixed_rows::<3>(0).norm());
         rot = rot.max(e.fixed_rows::<3>(3).amax());
     }
-    (lin, rot)
+    (joints, lin, rot)
 }
 
 /// Fill `kkt` with the post-stabilisation matrix `[M −Jᵀ; J 0]` at the poses `bodies`:
@@ -294,6 +308,8 @@ pub struct PostStabilizationReport {
     pub separation_after: f64,
     /// Largest forbidden-axis rotation error after, rad.
     pub rotation_after: f64,
+    /// Largest separation of the joints alone after (without a pinned root's error), m.
+    pub joint_separation_after: f64,
     /// Projection passes applied (0 if the error was already below the tolerance).
     pub passes: usize,
 }
@@ -321,12 +337,13 @@ pub fn post_stabilize(
     tolerance: f64,
     assemble: bool,
 ) -> Result<PostStabilizationReport, KktError> {
-    let (lin, rot) = constraint_error(model, bodies, root, work);
+    let (joints, lin, rot) = constraint_error_with_joints(model, bodies, root, work);
     let mut rep = PostStabilizationReport {
         separation_before: lin,
         rotation_before: rot,
         separation_after: lin,
         rotation_after: rot,
+        joint_separation_after: joints,
         passes: 0,
     };
     while rep.passes < max_passes && rep.separation_after.max(rep.rotation_after) > tolerance {
@@ -348,9 +365,10 @@ pub fn post_stabilize(
             s.displace(&dx, &dth);
         }
         rep.passes += 1;
-        let (lin, rot) = constraint_error(model, bodies, root, work);
+        let (joints, lin, rot) = constraint_error_with_joints(model, bodies, root, work);
         rep.separation_after = lin;
         rep.rotation_after = rot;
+        rep.joint_separation_after = joints;
     }
     Ok(rep)
 }

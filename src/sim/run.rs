@@ -176,6 +176,9 @@ pub struct Simulation<'c> {
     pub(super) scratch: ReferenceScratch,
     /// The step's ψ (storage kept from step to step).
     psi_step: Vec<f64>,
+    /// The largest joint separation of the state the last computed step left (m), as its
+    /// post-stabilisation measured it last: recorded without measuring it again.
+    pub(super) separation_after_step: Option<f64>,
     pub(super) kin: Vec<BodyKinematics>,
     pub(super) targets: JointTargets,
     pub(super) external: Vec<(Vector3<f64>, Vector3<f64>)>,
@@ -344,6 +347,7 @@ impl<'c> Simulation<'c> {
             tracking,
             scratch: ReferenceScratch::default(),
             psi_step: Vec::new(),
+            separation_after_step: None,
             kin: vec![BodyKinematics::default(); n],
             targets: JointTargets::default(),
             external: vec![(Vector3::zeros(), Vector3::zeros()); n],
@@ -654,9 +658,11 @@ impl<'c> Simulation<'c> {
             *s = support;
         }
         let report = report?;
-        self.stepper
+        let finished = self
+            .stepper
             .finish(model, &mut self.state, root)
             .map_err(|e| step_error(self.character, e, t))?;
+        self.separation_after_step = finished.stabilization.map(|s| s.joint_separation_after);
         self.record_step(report);
         Ok(())
     }
