@@ -35,8 +35,63 @@ def ok(m):
     return (m["root_peak_displacement_m"] >= 0.01 and m["peak_deviation_deg"] >= 3 and m["foot_slip_mm"] <= 20
             and r is not None and r <= 2 and not m["fell"])
 
+def reasons(m):
+    """Which parts of the handball criterion a run misses."""
+    r = m.get("recovery_time_s")
+    out = []
+    if m["fell"]: out.append("fell")
+    if m["root_peak_displacement_m"] < 0.01: out.append("root<1cm")
+    if m["peak_deviation_deg"] < 3: out.append("dev<3°")
+    if m["foot_slip_mm"] > 20: out.append("slip>20mm")
+    if not m["fell"] and (r is None or r > 2):
+        out.append("clip ended" if m.get("recovery") == "clip_ended" else "not back in 2 s")
+    return out
+
+def by_time(d):
+    """The runs of TIMES=... (OUTDIR/<clip>.<case>@<t>.json): pass rate over hit times."""
+    runs = {}
+    for p in glob.glob(os.path.join(d, "*@*.json")):
+        name = os.path.basename(p)[:-5]
+        clip, rest = name.split(".", 1)
+        kind, t = rest.split("@")
+        try:
+            runs[(clip, kind, float(t))] = json.load(open(p))
+        except Exception:
+            runs[(clip, kind, float(t))] = None
+    if not runs:
+        return
+    times = sorted({t for (_, _, t) in runs})
+    print(f"\n== {d}: chest and pelvis balls at {' '.join(f'{t:g}' for t in times)} s "
+          "(each time with 2 s of the clip after it)")
+    for clip in sorted({c for (c, _, _) in runs}):
+        for kind in ("chest", "pelvis"):
+            cells = []
+            for t in times:
+                m = runs.get((clip, kind, t), False)
+                if m is False:
+                    continue
+                if m is None:
+                    cells.append(f"{t:g}:ERR")
+                    continue
+                cells.append(("✓" if ok(m) else "✗") + f"{t:g}:{100*m['root_peak_displacement_m']:.1f}cm/"
+                             f"{m['peak_deviation_deg']:.1f}°" + ("" if ok(m) else "(" + ",".join(reasons(m)) + ")"))
+            if cells:
+                print(clip[:30].ljust(30), kind.ljust(6), " ".join(cells))
+    for kind in ("chest", "pelvis", None):
+        ms = [m for (c, k, t), m in runs.items() if kind in (None, k)]
+        n_ok = sum(1 for m in ms if m and ok(m))
+        miss = {}
+        for m in ms:
+            if m and not ok(m):
+                for r in reasons(m):
+                    miss[r] = miss.get(r, 0) + 1
+        label = kind or "all"
+        print(f"{label}: {n_ok}/{len(ms)} met ({100*n_ok/max(len(ms),1):.1f} %); misses: "
+              + ", ".join(f"{r} {n}" for r, n in sorted(miss.items(), key=lambda x: -x[1])))
+
 dirs = sys.argv[1:]
-clips = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(dirs[0], "*.json"))})
+clips = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(dirs[0], "*.json"))
+                if "@" not in os.path.basename(p)})
 for d in dirs:
     print(f"== {d}")
     npass = 0
@@ -75,5 +130,7 @@ for d in dirs:
           sum(m["root_peak_displacement_m"] > 0.1 for m in ms), "|",
           sum(m["foot_slip_mm"] > 20 for m in ms), "|",
           sum(1 for h in hv if h and not h["fell"]), "|",
-          "%.4f" % max(s["rms_error_deg"] for s in sm if s), "|",
+          "%.4f" % max([s["rms_error_deg"] for s in sm if s] or [float("nan")]), "|",
           sum(1 for s in sm if s and s["fell"]))
+for d in dirs:
+    by_time(d)
