@@ -128,9 +128,10 @@ pub struct SupportScratch {
     flip: Vec<usize>,
     changed: Vec<bool>,
     left: Vec<bool>,
-    /// The last accepted solution's z.
+    /// z of the solution the last call found (after a call that found none: its last
+    /// round's, meaningless).
     pub z: DVector<f64>,
-    /// The last accepted solution's w = M z + q.
+    /// w = M z + q of that solution.
     pub w: DVector<f64>,
 }
 
