@@ -19,8 +19,9 @@ use nalgebra::{DMatrix, Matrix6, Vector3, Vector6};
 /// A body pushed at a single point (`levers[s]` = that point's lever arm from its COM,
 /// m: a toe touching the floor at one capsule end) is pushed by forces there alone, so
 /// three columns suffice, the unit forces along x, y, z at that point (wrench
-/// [e; r × e]); its blocks' other columns are zero, and a row's impulse on it is read
-/// through its force (see `delassus_matrix`). Three path solves instead of six.
+/// [e; r × e]); its blocks' other columns are left as they were (never read), and a
+/// row's impulse on it is read through its force (see `delassus_matrix`). Three path
+/// solves instead of six.
 pub(super) fn contacted_responses(
     stepper: &Stepper,
     ws: &mut ContactWorkspace,
@@ -30,8 +31,11 @@ pub(super) fn contacted_responses(
     t: f64,
 ) -> Result<(), ContactError> {
     let m = contacted.len();
-    ws.responses.clear();
-    ws.responses.resize(m * m, Matrix6::zeros());
+    // Not zeroed: every column read later is written below (all six of a body pushed at
+    // several points; the first three, the unit forces, of one pushed at a single point).
+    if ws.responses.len() < m * m {
+        ws.responses.resize(m * m, Matrix6::zeros());
+    }
     let rhs = super::rhs_buffer(&mut ws.rhs, n);
     for (s, &b) in contacted.iter().enumerate() {
         let columns = if levers[s].is_some() { 3 } else { 6 };
@@ -232,7 +236,6 @@ pub(super) fn delassus_matrix(
         opposite_rows(dirs, slotted, mirror);
     }
     let at = &mut ws.row_responses;
-    at.clear();
     at.resize(nr * m, Vector6::zeros());
     for (k, sides) in slotted.iter().enumerate() {
         if let Some(j) = mirror[k] {
@@ -243,6 +246,7 @@ pub(super) fn delassus_matrix(
             continue;
         }
         let out = &mut at[k * m..(k + 1) * m];
+        out.fill(Vector6::zeros());
         for &(s, w) in sides.iter().flatten() {
             let blocks = &ws.responses[s * m..(s + 1) * m];
             if levers[s].is_some() {

@@ -98,8 +98,9 @@ pub(super) fn solve_and_apply(
     ws.delassus = delassus;
     report.contacts = nc;
     // Apply: the impulses gathered per character body, then re-solved into the step.
+    // (the body rows only: the constraint rows are zeroed where a solve reads them)
     let rhs = super::rhs_buffer(&mut ws.rhs, n);
-    rhs.fill_zero();
+    rhs.body.fill(Vector6::zeros());
     let mut ball_dv = vec![(Vector3::zeros(), Vector3::zeros()); balls.len()];
     let mut pushed = false;
     let (z, dirs) = (&sc.z, &sc.dirs);
@@ -160,6 +161,7 @@ pub(super) fn solve_and_apply(
     du.resize(n, Vector6::zeros());
     if pushed {
         let root_rows = if stepper.options().drift == Drift::ImprovedImplicit {
+            rhs.rows.fill(Vector6::zeros());
             stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
                 t,
                 message: e.to_string(),
