@@ -106,3 +106,64 @@ fn forward_kinematics_derivatives_match_finite_differences() {
         }
     }
 }
+
+#[test]
+fn a_steps_joint_frames_give_the_decomposition_at_its_pose_to_the_bit() {
+    // The feedforward decomposes wrenches, and adds ψ's torques, in the joint frames the
+    // step built its rows from (`Stepper::joint_frames`) instead of evaluating them again:
+    // that must be the decomposition at the step's orientations, bit for bit, or an
+    // unperturbed run would leave the feedforward's path.
+    use jostle::dynamics::control::{feedforward_torque, feedforward_torque_in_frame};
+    use jostle::dynamics::inverse::{wrench_to_joint_torques, wrench_to_joint_torques_in_frames};
+    use jostle::dynamics::{NoTorque, Root, State};
+    let mut rng = Rng(23);
+    for trial in 0..10 {
+        let model = random_model(&mut rng, 3 + 2 * trial);
+        let motion = random_motion(&mut rng, &model);
+        let kin = kinematics_at(&model, &motion, 0.3);
+        let state = State::from_kinematics(&kin, 0.3);
+        let mut stepper = common::stepper(&model, 1.0 / 240.0);
+        stepper
+            .prepare(&model, &state, &Root::Free, &NoTorque, None)
+            .expect("prepares");
+        let frames = stepper.joint_frames();
+        let n = model.bodies.len();
+        let wrenches: Vec<_> = (0..n).map(|_| (rng.vec3(10.0), rng.vec3(1.0))).collect();
+        let qs: Vec<_> = state.bodies.iter().map(|s| s.q).collect();
+        let (mut ws, mut a, mut b) = (
+            InverseWorkspace::default(),
+            JointTorques::default(),
+            JointTorques::default(),
+        );
+        wrench_to_joint_torques(&model, &qs, &wrenches, &mut ws, &mut a);
+        wrench_to_joint_torques_in_frames(&model, frames, &wrenches, &mut ws, &mut b);
+        let bits = |t: &JointTorques| {
+            let mut v: Vec<u64> = t.tau.iter().map(|x| x.to_bits()).collect();
+            v.extend(
+                [t.root_force, t.root_torque]
+                    .iter()
+                    .flat_map(|w| w.iter().map(|x| x.to_bits())),
+            );
+            v
+        };
+        assert_eq!(bits(&a), bits(&b), "trial {trial}: decomposition");
+        assert!(
+            a.tau.iter().any(|&x| x != 0.0),
+            "trial {trial}: torques found"
+        );
+        for (k, body) in model.bodies.iter().enumerate() {
+            let (Some(p), Some(j)) = (body.parent, body.joint.as_ref()) else {
+                assert!(frames[k].is_none(), "trial {trial}: body {k} has no joint");
+                continue;
+            };
+            let psi: Vec<f64> = (0..j.dof()).map(|_| rng.uniform(-5.0, 5.0)).collect();
+            let direct = feedforward_torque(&model, k, &state.bodies[p], &state.bodies[k], &psi);
+            let framed = feedforward_torque_in_frame(&frames[k].expect("a joint's frame"), &psi);
+            assert_eq!(
+                direct.map(f64::to_bits),
+                framed.map(f64::to_bits),
+                "trial {trial}: body {k}'s feedforward torque"
+            );
+        }
+    }
+}

@@ -361,7 +361,14 @@ pub fn feedforward_torque(
     let Some(joint) = model.bodies[b].joint.as_ref() else {
         return Vector3::zeros();
     };
-    let jf = joint.frame(&pa.q, &pb.q);
+    feedforward_torque_in_frame(&joint.frame(&pa.q, &pb.q), psi)
+}
+
+/// [`feedforward_torque`] with the joint's frame at the bodies' poses given, N·m.
+pub fn feedforward_torque_in_frame(
+    jf: &crate::skeleton::joint::JointFrame,
+    psi: &[f64],
+) -> Vector3<f64> {
     let mut t = Vector3::zeros();
     for (i, p) in psi.iter().enumerate().take(jf.dof) {
         t += jf.axes.column(i) * *p;

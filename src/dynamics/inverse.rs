@@ -2,7 +2,9 @@
 //! `M u̇ − f = Jᵀλ + Hᵀτ + J_rᵀλ_r`, solved in O(n) without forming any 6n×6n matrix.
 
 use crate::motion::kinematics::BodyKinematics;
+use crate::skeleton::Joint;
 use crate::skeleton::Model;
+use crate::skeleton::joint::JointFrame;
 use nalgebra::{Matrix3, Vector3};
 
 /// Result of inverse dynamics at one instant.
@@ -89,7 +91,12 @@ pub fn inverse_dynamics(
             ws.torque[b] -= ap[b].1;
         }
     }
-    decompose_wrenches(model, |b| kin[b].q, ws, out);
+    decompose_wrenches(
+        model,
+        |a, b, joint| joint.frame(&kin[a].q, &kin[b].q),
+        ws,
+        out,
+    );
 }
 
 /// Decompose the per-body wrenches held in the workspace (`ws.force`, `ws.torque`: what
@@ -97,7 +104,18 @@ pub fn inverse_dynamics(
 /// joint constraint forces, muscle torques τ and the root wrench, leaf to root, O(n).
 fn decompose_wrenches(
     model: &Model,
-    q: impl Fn(usize) -> nalgebra::UnitQuaternion<f64>,
+    frame: impl Fn(usize, usize, &Joint) -> JointFrame,
+    ws: &mut InverseWorkspace,
+    out: &mut JointTorques,
+) {
+    decompose_wrenches_in(model, |a, b, joint| Some(frame(a, b, joint)), ws, out);
+}
+
+/// [`decompose_wrenches`] with each joint's frame from `frame(parent, child, joint)`
+/// (`None`: skipped).
+fn decompose_wrenches_in(
+    model: &Model,
+    frame: impl Fn(usize, usize, &Joint) -> Option<JointFrame>,
     ws: &mut InverseWorkspace,
     out: &mut JointTorques,
 ) {
@@ -108,8 +126,9 @@ fn decompose_wrenches(
         let (Some(a), Some(joint)) = (body.parent, body.joint.as_ref()) else {
             continue;
         };
-        let (qa, qb) = (q(a), q(b));
-        let jf = joint.frame(&qa, &qb);
+        let Some(jf) = frame(a, b, joint) else {
+            continue;
+        };
         let (wf, wt) = (ws.force[b], ws.torque[b]);
         // The joint puts (−λ, −r_b×λ + E_m τ − E_c λ_c) on b; match it to (wf, wt).
         let lambda = -wf;
@@ -148,11 +167,35 @@ pub fn wrench_to_joint_torques(
     ws: &mut InverseWorkspace,
     out: &mut JointTorques,
 ) {
-    let n = model.bodies.len();
+    load_wrenches(model, wrenches, ws, out);
+    decompose_wrenches(model, |a, b, joint| joint.frame(&q[a], &q[b]), ws, out);
+}
+
+/// The workspace sized for `model`, holding `wrenches` as what each body must be supplied.
+fn load_wrenches(
+    model: &Model,
+    wrenches: &[(Vector3<f64>, Vector3<f64>)],
+    ws: &mut InverseWorkspace,
+    out: &mut JointTorques,
+) {
     prepare_buffers(model, ws, out);
-    for (b, w) in wrenches.iter().enumerate().take(n) {
+    for (b, w) in wrenches.iter().enumerate().take(model.bodies.len()) {
         ws.force[b] = w.0;
         ws.torque[b] = w.1;
     }
-    decompose_wrenches(model, |b| q[b], ws, out);
+}
+
+/// [`wrench_to_joint_torques`] with each joint's frame at the orientations given
+/// (`frames[b]`, e.g. [`Stepper::joint_frames`](super::step::Stepper::joint_frames) at the
+/// step's start): the same numbers, without evaluating the frames again. A body whose
+/// frame is missing is skipped, as one without a joint.
+pub fn wrench_to_joint_torques_in_frames(
+    model: &Model,
+    frames: &[Option<JointFrame>],
+    wrenches: &[(Vector3<f64>, Vector3<f64>)],
+    ws: &mut InverseWorkspace,
+    out: &mut JointTorques,
+) {
+    load_wrenches(model, wrenches, ws, out);
+    decompose_wrenches_in(model, |_, b, _| frames.get(b).copied().flatten(), ws, out);
 }

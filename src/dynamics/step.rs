@@ -51,6 +51,7 @@ use super::stabilize::{
 use super::state::{BodyState, State, renormalize, rotation_from_vector};
 use super::torque::JointTorque;
 use crate::skeleton::Model;
+use crate::skeleton::joint::JointFrame;
 use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector3, Vector6};
 
 /// Pose and twist a pinned root body must have at the end of the step (its COM, world
@@ -255,6 +256,8 @@ pub struct Stepper {
     force: Vec<Vector6<f64>>,
     active: Vec<bool>,
     tgrad: Vec<TorqueGradient>,
+    /// Each joint's frame at the last `prepare`'s poses (`None`: no joint).
+    frames: Vec<Option<JointFrame>>,
     gyro_jac: Vec<Matrix3<f64>>,
     gyro_n0: Vec<Vector3<f64>>,
     /// The rotational rows' part of `A u − Jᵀλ − rhs_lin` that the last solve holds: the
@@ -369,6 +372,7 @@ impl Stepper {
             force: vec![Vector6::zeros(); n],
             active: vec![false; n],
             tgrad: vec![TorqueGradient::default(); n],
+            frames: vec![None; n],
             gyro_jac: vec![Matrix3::zeros(); n],
             gyro_n0: vec![Vector3::zeros(); n],
             gyro_offset: vec![Vector3::zeros(); n],
@@ -426,6 +430,14 @@ impl Stepper {
         self.grad = GradientEstimator::new(options.gradient);
         self.opts = options;
         Ok(())
+    }
+
+    /// Each joint's frame (anchors and axes, world) at the poses of the last
+    /// [`prepare`](Self::prepare), the step's start: `None` for a body without a joint.
+    /// What the step's joint rows were built from, for whoever needs the same frames at
+    /// that pose (the feedforward's joint torques) without evaluating them again.
+    pub fn joint_frames(&self) -> &[Option<JointFrame>] {
+        &self.frames
     }
 
     /// The factored dynamics system of the last step (for Schur complements of extra
@@ -532,11 +544,13 @@ impl Stepper {
                 };
                 self.kkt.j_parent_mut(b).fill(0.0);
                 self.active[b] = false;
+                self.frames[b] = None;
                 continue;
             };
             let (sa, sb) = (&state.bodies[a], &state.bodies[b]);
             let (jp, jc) = self.kkt.joint_blocks_mut(b);
-            let (c, _) = joint_rows(joint, &sa.q, &sb.q, jp, jc);
+            let (c, frame) = joint_rows(joint, &sa.q, &sb.q, jp, jc);
+            self.frames[b] = Some(frame);
             self.kkt
                 .set_rows(b, c)
                 .map_err(|e| StepError::Singular { t, source: e })?;

@@ -15,8 +15,8 @@
 //! factorisation per step, not two, and an unperturbed simulation reproduces its path to
 //! the last bit.
 
-use crate::dynamics::control::feedforward_torque;
-use crate::dynamics::inverse::{InverseWorkspace, JointTorques, wrench_to_joint_torques};
+use crate::dynamics::control::{feedforward_torque, feedforward_torque_in_frame};
+use crate::dynamics::inverse::{InverseWorkspace, JointTorques, wrench_to_joint_torques_in_frames};
 use crate::dynamics::kkt::{BlockTree, KktVector};
 use crate::dynamics::stabilize::{Drift, assemble_projection};
 use crate::dynamics::state::State;
@@ -27,6 +27,7 @@ use crate::sim::replay::UnperturbedPath;
 use crate::sim::root::RootMode;
 use crate::sim::run::{SimError, Simulation, step_error};
 use crate::sim::support::{FloorSplit, SupportContact, SupportSplit};
+use crate::skeleton::joint::JointFrame;
 use nalgebra::{UnitQuaternion, Vector3, Vector6};
 
 /// Precomputed per-step feedforward and stiffness schedules.
@@ -64,10 +65,12 @@ pub struct Feedforward {
 }
 
 /// Add ψ's joint torques (body-relative, N·m) as equal and opposite world torques on each
-/// joint's two bodies at `state`.
+/// joint's two bodies at `state`; `frames`, when given, are the joints' frames at `state`
+/// (the step's, [`Stepper::joint_frames`](crate::dynamics::step::Stepper::joint_frames)).
 pub(super) fn add_feedforward_wrenches(
     model: &crate::skeleton::Model,
     state: &State,
+    frames: Option<&[Option<JointFrame>]>,
     offsets: &[usize],
     psi: &[f64],
     out: &mut [(Vector3<f64>, Vector3<f64>)],
@@ -77,13 +80,11 @@ pub(super) fn add_feedforward_wrenches(
             continue;
         };
         let off = offsets[b];
-        let t = feedforward_torque(
-            model,
-            b,
-            &state.bodies[a],
-            &state.bodies[b],
-            &psi[off..off + j.dof()],
-        );
+        let psi_j = &psi[off..off + j.dof()];
+        let t = match frames.and_then(|f| f.get(b).copied().flatten()) {
+            Some(jf) => feedforward_torque_in_frame(&jf, psi_j),
+            None => feedforward_torque(model, b, &state.bodies[a], &state.bodies[b], psi_j),
+        };
         out[b].1 += t;
         out[a].1 -= t;
     }
@@ -171,9 +172,8 @@ impl Simulation<'_> {
             self.contact_ws.warm_start(),
             (self.opts, self.contact),
         );
-        // the state at the step's start, its orientations and poses (storage kept)
+        // the state at the step's start and its poses (storage kept)
         let mut start = self.state.clone();
-        let mut qs: Vec<UnitQuaternion<f64>> = Vec::with_capacity(n);
         let mut poses: Vec<(Vector3<f64>, UnitQuaternion<f64>)> = Vec::with_capacity(n);
         for k in 0..steps {
             self.k = k;
@@ -276,9 +276,9 @@ impl Simulation<'_> {
                     Vector3::new(g[3], g[4], g[5]) / h,
                 );
             }
-            qs.clear();
-            qs.extend(start.bodies.iter().map(|s| s.q));
-            wrench_to_joint_torques(model, &qs, &wrenches, &mut ws, &mut out);
+            // the joints' frames at p_k, as the step's rows were built from them
+            let frames = self.stepper.joint_frames();
+            wrench_to_joint_torques_in_frames(model, frames, &wrenches, &mut ws, &mut out);
             poses.clear();
             poses.extend(start.bodies.iter().map(|s| (s.x, s.q)));
             let split_error =
@@ -328,7 +328,13 @@ impl Simulation<'_> {
                 } else {
                     support.clear();
                 }
-                wrench_to_joint_torques(model, &qs, &wrenches, &mut ws, &mut out);
+                wrench_to_joint_torques_in_frames(
+                    model,
+                    self.stepper.joint_frames(),
+                    &wrenches,
+                    &mut ws,
+                    &mut out,
+                );
                 let residual = out.root_wrench() * h;
                 let psi = out.tau.clone();
                 // Then the step exactly as `step` takes it: ψ and the root's residual by

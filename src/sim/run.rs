@@ -459,7 +459,15 @@ impl<'c> Simulation<'c> {
         }
         if let Some(psi) = psi {
             let model = &self.character.model;
-            add_feedforward_wrenches(model, &self.state, &self.offsets, psi, &mut self.external);
+            // (before the step's `prepare`: its frames are the last step's)
+            add_feedforward_wrenches(
+                model,
+                &self.state,
+                None,
+                &self.offsets,
+                psi,
+                &mut self.external,
+            );
         }
         // (once fallen the controller holds its protective pose: no path to hold to)
         if self.trunk_stiffness_scale < 1.0 && self.protective.is_none() {
@@ -530,9 +538,11 @@ impl<'c> Simulation<'c> {
         }
         let model = &self.character.model;
         if let Some(psi) = psi {
+            // the step's `prepare` built its rows from the joints' frames at this state
             add_feedforward_wrenches(
                 model,
                 &self.state,
+                Some(self.stepper.joint_frames()),
                 &self.offsets,
                 psi,
                 &mut self.feedforward_wrench,
