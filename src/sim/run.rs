@@ -617,22 +617,20 @@ impl<'c> Simulation<'c> {
             .map(|t0| self.opts.falls.feedforward_fade(t - t0));
         // ψ_k copied out of the precompute (the steps below borrow the simulation), into
         // storage taken out for the step and put back after it
-        let mut psi_step = std::mem::take(&mut self.psi_step);
-        let psi = match self.feedforward.psi.get(self.k) {
+        let mut psi = std::mem::take(&mut self.psi_step);
+        psi.clear();
+        let applied = match self.feedforward.psi.get(self.k) {
             Some(p) if self.opts.feedforward && fade != Some(0.0) => {
-                psi_step.clear();
                 match fade {
-                    Some(s) => psi_step.extend(p.iter().map(|x| x * s)),
-                    None => psi_step.extend_from_slice(p),
+                    Some(s) => psi.extend(p.iter().map(|x| x * s)),
+                    None => psi.extend_from_slice(p),
                 }
-                Some(psi_step)
+                Some(psi.as_slice())
             }
             _ => None,
         };
-        let step = self.take_step(&root, psi.as_deref(), extra, fade, t);
-        if let Some(p) = psi {
-            self.psi_step = p;
-        }
+        let step = self.take_step(&root, applied, extra, fade, t);
+        self.psi_step = psi;
         step
     }
 
