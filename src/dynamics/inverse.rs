@@ -93,7 +93,7 @@ pub fn inverse_dynamics(
     }
     decompose_wrenches(
         model,
-        |a, b, joint| joint.frame(&kin[a].q, &kin[b].q),
+        |a, b, joint| Some(joint.frame(&kin[a].q, &kin[b].q)),
         ws,
         out,
     );
@@ -101,19 +101,9 @@ pub fn inverse_dynamics(
 
 /// Decompose the per-body wrenches held in the workspace (`ws.force`, `ws.torque`: what
 /// each body's joints and the root must supply, world frame, torque about the COM) into
-/// joint constraint forces, muscle torques τ and the root wrench, leaf to root, O(n).
+/// joint constraint forces, muscle torques τ and the root wrench, leaf to root, O(n),
+/// each joint's frame from `frame(parent, child, joint)` (`None`: the joint is skipped).
 fn decompose_wrenches(
-    model: &Model,
-    frame: impl Fn(usize, usize, &Joint) -> JointFrame,
-    ws: &mut InverseWorkspace,
-    out: &mut JointTorques,
-) {
-    decompose_wrenches_in(model, |a, b, joint| Some(frame(a, b, joint)), ws, out);
-}
-
-/// [`decompose_wrenches`] with each joint's frame from `frame(parent, child, joint)`
-/// (`None`: skipped).
-fn decompose_wrenches_in(
     model: &Model,
     frame: impl Fn(usize, usize, &Joint) -> Option<JointFrame>,
     ws: &mut InverseWorkspace,
@@ -168,7 +158,12 @@ pub fn wrench_to_joint_torques(
     out: &mut JointTorques,
 ) {
     load_wrenches(model, wrenches, ws, out);
-    decompose_wrenches(model, |a, b, joint| joint.frame(&q[a], &q[b]), ws, out);
+    decompose_wrenches(
+        model,
+        |a, b, joint| Some(joint.frame(&q[a], &q[b])),
+        ws,
+        out,
+    );
 }
 
 /// The workspace sized for `model`, holding `wrenches` as what each body must be supplied.
@@ -197,5 +192,5 @@ pub fn wrench_to_joint_torques_in_frames(
     out: &mut JointTorques,
 ) {
     load_wrenches(model, wrenches, ws, out);
-    decompose_wrenches_in(model, |_, b, _| frames.get(b).copied().flatten(), ws, out);
+    decompose_wrenches(model, |_, b, _| frames.get(b).copied().flatten(), ws, out);
 }

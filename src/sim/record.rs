@@ -88,8 +88,10 @@ impl Record {
 }
 
 impl Simulation<'_> {
-    /// Joint-angle errors vs the reference at the state's time (kinematics in self.kin).
-    pub(super) fn record_state(&mut self) {
+    /// Joint-angle errors vs the reference at the state's time (kinematics in self.kin),
+    /// and the rest of the state's record; `separation` is its largest joint separation
+    /// (m) when the step measured it already.
+    pub(super) fn record_state(&mut self, separation: Option<f64>) {
         let model = &self.character.model;
         let (mut sq, mut cnt, mut worst) = (0.0, 0usize, (0.0f64, 0usize));
         for (b, body) in model.bodies.iter().enumerate().skip(1) {
@@ -120,10 +122,7 @@ impl Simulation<'_> {
         self.record.max_error_deg.push(worst);
         // a computed step's post-stabilisation measured it (the same function, to the
         // bit); a replayed step's is measured here
-        let separation = self
-            .separation_after_step
-            .take()
-            .unwrap_or_else(|| self.state.max_joint_separation(model));
+        let separation = separation.unwrap_or_else(|| self.state.max_joint_separation(model));
         self.record.constraint_error_m.push(separation);
         // self.kin holds the reference at the state's time (see prepare_step)
         let (root, reference) = (&self.state.bodies[0], &self.kin[0]);

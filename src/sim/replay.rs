@@ -124,7 +124,7 @@ impl Simulation<'_> {
             .set_warm_start(path.warm_starts[k + 1].clone());
         self.contact_ws.set_touching(&path.touching[k]);
         let report = path.reports[k];
-        self.record_step(report);
+        self.record_step(report, None);
         self.replayed_steps += 1;
         true
     }

@@ -176,9 +176,6 @@ pub struct Simulation<'c> {
     pub(super) scratch: ReferenceScratch,
     /// The step's ψ (storage kept from step to step).
     psi_step: Vec<f64>,
-    /// The largest joint separation of the state the last computed step left (m), as its
-    /// post-stabilisation measured it last: recorded without measuring it again.
-    pub(super) separation_after_step: Option<f64>,
     pub(super) kin: Vec<BodyKinematics>,
     pub(super) targets: JointTargets,
     pub(super) external: Vec<(Vector3<f64>, Vector3<f64>)>,
@@ -347,7 +344,6 @@ impl<'c> Simulation<'c> {
             tracking,
             scratch: ReferenceScratch::default(),
             psi_step: Vec::new(),
-            separation_after_step: None,
             kin: vec![BodyKinematics::default(); n],
             targets: JointTargets::default(),
             external: vec![(Vector3::zeros(), Vector3::zeros()); n],
@@ -670,16 +666,19 @@ impl<'c> Simulation<'c> {
             .stepper
             .finish(model, &mut self.state, root)
             .map_err(|e| step_error(self.character, e, t))?;
-        self.separation_after_step = finished.stabilization.map(|s| s.joint_separation_after);
-        self.record_step(report);
+        // the largest joint separation as the post-stabilisation measured it last: recorded
+        // without measuring it again
+        let separation = finished.stabilization.map(|s| s.joint_separation_after);
+        self.record_step(report, separation);
         Ok(())
     }
 
     /// After a step (computed or replayed): advance k, record the state, the contact
-    /// phase's report and touching bodies, and watch the balance.
-    pub(super) fn record_step(&mut self, report: ContactReport) {
+    /// phase's report and touching bodies, and watch the balance. `separation`: the
+    /// state's largest joint separation (m) if the step already measured it.
+    pub(super) fn record_step(&mut self, report: ContactReport, separation: Option<f64>) {
         self.k += 1;
-        self.record_state();
+        self.record_state(separation);
         self.record.contacts.push(report);
         self.record
             .contact_bodies
