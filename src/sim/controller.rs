@@ -4,12 +4,14 @@
 
 use crate::Character;
 use crate::dynamics::step::{Root, RootTarget};
+use crate::dynamics::{InverseWorkspace, JointTorques, inverse_dynamics};
 use crate::motion::kinematics::{BodyKinematics, JointMotion};
 use crate::sim::balance::{extrapolated_com, up_direction};
 use crate::sim::feedforward::root_target;
 use crate::sim::root::{RootMode, SpringTuning};
 use crate::sim::run::{SimOptions, Simulation};
 use crate::sim::support::ClipFloor;
+use crate::skeleton::Model;
 use nalgebra::{UnitQuaternion, Vector3, Vector6};
 
 /// What the PD controller holds once the character has let go (METHOD §12.4): the pose
@@ -20,61 +22,85 @@ pub(super) struct ProtectivePose {
     stiffness: Vec<[f64; 3]>,
 }
 
-/// The tracking stiffness schedule of a run (per step, per joint dof): from the clip's
-/// inverse dynamics torques, with a floor for gravity (stiffer for the joints that carry
-/// the figure when it stands on `floor`).
-pub(super) fn stiffness_schedule(
-    character: &Character,
-    opts: &SimOptions,
-    floor: &ClipFloor,
-    kin0: &[BodyKinematics],
-) -> Vec<Vec<f64>> {
-    let model = &character.model;
-    let table = character.inverse_dynamics(opts.step);
-    // per body: the gravity part of its joints' stiffness floor, N·m/rad
-    let mut grav: Vec<f64> = crate::dynamics::control::gravity_stiffness(model, kin0)
-        .iter()
-        .map(|g| opts.gains.k_g * g)
-        .collect();
-    if opts.ground && matches!(opts.root, RootMode::Spring(_)) {
-        // Standing, the joints from the feet up carry the rest of the figure
-        // (an inverted pendulum): their feedback must be stiffer than its
-        // gravity (see `Gains::k_stance`).
-        let held = crate::dynamics::control::supported_gravity_stiffness(model, kin0);
-        for (b, g) in grav.iter_mut().enumerate() {
-            if floor.standing[b] {
-                *g = g.max(opts.gains.k_stance * held[b]);
+/// The tracking stiffness schedule of a run (per step, per joint dof), built a step at a
+/// time: from the clip's inverse dynamics torques at the step's start, with a floor for
+/// gravity (stiffer for the joints that carry the figure when it stands on `floor`). The
+/// feedforward's run builds it from the reference it samples anyway, instead of a second
+/// pass over the whole clip (the same rows, to the bit: the same kinematics at the same
+/// times, and `tests` compare the two).
+pub(super) struct StiffnessSchedule {
+    /// Per joint dof: the stiffness floor (the constant gain plus gravity's), N·m/rad.
+    floor: Vec<f64>,
+    /// Stiffness per N·m of inverse dynamics torque, 1/rad.
+    k_s: f64,
+    ws: InverseWorkspace,
+    out: JointTorques,
+}
+
+impl StiffnessSchedule {
+    /// The schedule's floor for `character` run with `opts` on `floor`, `kin0` its
+    /// reference at t = 0.
+    pub(super) fn new(
+        character: &Character,
+        opts: &SimOptions,
+        floor: &ClipFloor,
+        kin0: &[BodyKinematics],
+    ) -> Self {
+        let model = &character.model;
+        // per body: the gravity part of its joints' stiffness floor, N·m/rad
+        let mut grav: Vec<f64> = crate::dynamics::control::gravity_stiffness(model, kin0)
+            .iter()
+            .map(|g| opts.gains.k_g * g)
+            .collect();
+        if opts.ground && matches!(opts.root, RootMode::Spring(_)) {
+            // Standing, the joints from the feet up carry the rest of the figure
+            // (an inverted pendulum): their feedback must be stiffer than its
+            // gravity (see `Gains::k_stance`).
+            let held = crate::dynamics::control::supported_gravity_stiffness(model, kin0);
+            for (b, g) in grav.iter_mut().enumerate() {
+                if floor.standing[b] {
+                    *g = g.max(opts.gains.k_stance * held[b]);
+                }
             }
         }
-    }
-    let offsets = model.dof_offsets();
-    let mut floor = vec![opts.gains.k_0; model.joint_dofs()];
-    for (b, body) in model.bodies.iter().enumerate() {
-        if let Some(j) = &body.joint {
-            for i in 0..j.dof() {
-                floor[offsets[b] + i] += grav[b];
+        let offsets = model.dof_offsets();
+        let mut dof_floor = vec![opts.gains.k_0; model.joint_dofs()];
+        for (b, body) in model.bodies.iter().enumerate() {
+            if let Some(j) = &body.joint {
+                for i in 0..j.dof() {
+                    dof_floor[offsets[b] + i] += grav[b];
+                }
             }
         }
+        StiffnessSchedule {
+            floor: dof_floor,
+            k_s: opts.gains.k_s,
+            ws: InverseWorkspace::default(),
+            out: JointTorques::default(),
+        }
     }
-    table
-        .tau
-        .iter()
-        .map(|tau| {
-            tau.iter()
-                .zip(&floor)
-                .map(|(t, f)| opts.gains.k_s * t.abs() + f)
-                .collect()
-        })
-        .collect()
+
+    /// The stiffness per joint dof (N·m/rad) of a step starting where the reference's
+    /// kinematics are `kin`.
+    pub(super) fn row(&mut self, model: &Model, kin: &[BodyKinematics]) -> Vec<f64> {
+        inverse_dynamics(model, kin, None, &mut self.ws, &mut self.out);
+        self.out
+            .tau
+            .iter()
+            .zip(&self.floor)
+            .map(|(t, f)| self.k_s * t.abs() + f)
+            .collect()
+    }
 }
 
 impl Simulation<'_> {
     /// Set controller targets/stiffness for step k (→ k+1) and the reference at t_{k+1}
     /// in `self.kin`. Returns the root target.
     pub(super) fn prepare_step(&mut self) -> Root {
-        let model = &self.character.model;
+        let character = self.character;
+        let model = &character.model;
         let t1 = (self.k + 1) as f64 * self.opts.step;
-        let reference = &self.character.reference;
+        let reference = &character.reference;
         // self.kin holds the reference at t_k (the state's time) until it is resampled
         let before = self.kin[0];
         let root_offset = (self.state.bodies[0].x - before.x).norm();
@@ -89,6 +115,21 @@ impl Simulation<'_> {
             let (s, k, h) = (&self.state.bodies, &self.kin, self.opts.step);
             self.stepper
                 .predict_angular_velocities(s.iter().zip(k).map(|(s, k)| s.w + k.dw * h));
+        }
+        // the feedforward's run builds the stiffness schedule as it goes (see
+        // `StiffnessSchedule`), here from the reference at t_k
+        if let Some(schedule) = &mut self.schedule {
+            let stiffness = &mut self.feedforward.stiffness;
+            while stiffness.len() < self.k {
+                // (steps not taken here: sample their start)
+                let t = stiffness.len() as f64 * self.opts.step;
+                let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
+                reference.sample(model, t, &mut self.scratch, &mut kin);
+                stiffness.push(schedule.row(model, &kin));
+            }
+            if stiffness.len() == self.k {
+                stiffness.push(schedule.row(model, &self.kin));
+            }
         }
         reference.sample_with_targets(
             model,
@@ -391,6 +432,51 @@ mod tests {
     use crate::sim::scenario::BallSpec;
     use crate::sim::{SimOptions, Simulation};
     use crate::{Character, CharacterOptions};
+
+    /// The schedule the feedforward's run builds step by step is, row for row and to the
+    /// bit, the one from the clip's inverse dynamics table sampled on its own (what it was
+    /// computed from before), for a standing and a pinned figure.
+    #[test]
+    fn the_schedule_built_while_stepping_is_the_inverse_dynamics_tables() {
+        use super::StiffnessSchedule;
+        use crate::motion::kinematics::BodyKinematics;
+        use crate::motion::reference::ReferenceScratch;
+        use crate::sim::root::RootMode;
+        use crate::sim::support::ClipFloor;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
+        let c = Character::load(&path, &CharacterOptions::default()).expect("demo walk");
+        let model = &c.model;
+        let mut scratch = ReferenceScratch::default();
+        let floor = ClipFloor::of(
+            model,
+            |t, kin| c.reference.sample(model, t, &mut scratch, kin),
+            c.reference.duration,
+        );
+        let mut kin0 = vec![BodyKinematics::default(); model.num_bodies()];
+        c.reference.sample(model, 0.0, &mut scratch, &mut kin0);
+        for opts in [
+            SimOptions::default(),
+            SimOptions {
+                root: RootMode::Pinned,
+                ..SimOptions::default()
+            },
+        ] {
+            let sim = Simulation::new(&c, opts).expect("simulation");
+            let built = &sim.feedforward.stiffness;
+            assert!(sim.schedule.is_none(), "the finished run keeps no builder");
+            assert_eq!(built.len(), sim.num_steps(), "a row per step");
+            let reference = StiffnessSchedule::new(&c, &opts, &floor, &kin0);
+            let table = c.inverse_dynamics(opts.step);
+            for (k, row) in built.iter().enumerate() {
+                let want: Vec<f64> = table.tau[k]
+                    .iter()
+                    .zip(&reference.floor)
+                    .map(|(t, f)| opts.gains.k_s * t.abs() + f)
+                    .collect();
+                assert_eq!(row, &want, "step {k} ({:?} root)", opts.root);
+            }
+        }
+    }
 
     /// A figure that lets go while its trunk's reflex is still late holds the protective
     /// pose at the protective fraction of the trunk's full stiffness, not of the reduced

@@ -64,6 +64,24 @@ pub struct Feedforward {
     pub path: UnperturbedPath,
 }
 
+impl Feedforward {
+    /// No schedules yet, for steps of `h` s: what the run computing them starts from.
+    pub(super) fn empty(h: f64) -> Self {
+        Feedforward {
+            h,
+            psi: vec![],
+            root_impulse: vec![],
+            stiffness: vec![],
+            max_landing_error: 0.0,
+            worst_landing_time: 0.0,
+            projections_factored: 0,
+            support: vec![],
+            support_split: SupportSplit::default(),
+            path: UnperturbedPath::default(),
+        }
+    }
+}
+
 /// Add ψ's joint torques (body-relative, N·m) as equal and opposite world torques on each
 /// joint's two bodies at `state`; `frames`, when given, are the joints' frames at `state`
 /// (the step's, [`Stepper::joint_frames`](crate::dynamics::step::Stepper::joint_frames)).
@@ -368,21 +386,7 @@ impl Simulation<'_> {
             }
             psi_all.push(psi);
         }
-        let mut ff = std::mem::replace(
-            &mut self.feedforward,
-            Feedforward {
-                h,
-                psi: vec![],
-                root_impulse: vec![],
-                stiffness: vec![],
-                max_landing_error: 0.0,
-                worst_landing_time: 0.0,
-                projections_factored: 0,
-                support: vec![],
-                support_split: SupportSplit::default(),
-                path: UnperturbedPath::default(),
-            },
-        );
+        let mut ff = std::mem::replace(&mut self.feedforward, Feedforward::empty(h));
         ff.psi = psi_all;
         ff.root_impulse = root_impulse_all;
         ff.max_landing_error = landing;

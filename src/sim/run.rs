@@ -5,7 +5,7 @@
 //! `sim::feedforward`, the controller's targets and the let-go in `sim::controller`, the
 //! record and its resampling for export in `sim::record`.
 
-use super::controller::{ProtectivePose, stiffness_schedule};
+use super::controller::{ProtectivePose, StiffnessSchedule};
 use super::feedforward::add_feedforward_wrenches;
 use crate::Character;
 use crate::dynamics::control::{Gains, Tracking};
@@ -22,7 +22,7 @@ use crate::sim::balls::{
 use crate::sim::ground::Ground;
 use crate::sim::reflex::{ImpactReflex, reflex_triggers, trunk_joints};
 use crate::sim::root::{RootMode, SpringScale, SpringTuning};
-use crate::sim::support::{ClipFloor, SupportContact, SupportSplit};
+use crate::sim::support::{ClipFloor, SupportContact};
 use nalgebra::{Vector3, Vector6};
 
 pub use super::feedforward::Feedforward;
@@ -164,6 +164,9 @@ pub struct Simulation<'c> {
     pub k: usize,
     /// Feedforward schedule.
     pub feedforward: Feedforward,
+    /// While the feedforward is computed: its stiffness schedule's builder, which appends
+    /// each step's row to `feedforward.stiffness` (see `prepare_step`).
+    pub(super) schedule: Option<StiffnessSchedule>,
     /// What happened so far.
     pub record: Record,
     /// Thrown balls (their current state and hits).
@@ -306,24 +309,12 @@ impl<'c> Simulation<'c> {
         character
             .reference
             .sample(model, 0.0, &mut ReferenceScratch::default(), &mut kin0);
-        let feedforward = match ff {
-            Some(f) => f,
-            None => {
-                let stiffness = stiffness_schedule(character, &opts, floor, &kin0);
-                Feedforward {
-                    h: opts.step,
-                    psi: vec![],
-                    root_impulse: vec![],
-                    stiffness,
-                    max_landing_error: 0.0,
-                    worst_landing_time: 0.0,
-                    projections_factored: 0,
-                    support: vec![],
-                    support_split: SupportSplit::default(),
-                    path: Default::default(),
-                }
-            }
-        };
+        // without a feedforward (the run that computes it), the stiffness schedule is
+        // built as it steps
+        let schedule = ff
+            .is_none()
+            .then(|| StiffnessSchedule::new(character, &opts, floor, &kin0));
+        let feedforward = ff.unwrap_or_else(|| Feedforward::empty(opts.step));
         let spring_scale = SpringScale::of(model, &kin0);
         let mut tracking = Tracking::new(model, &opts.gains);
         tracking.enabled = opts.feedback;
@@ -336,6 +327,7 @@ impl<'c> Simulation<'c> {
             },
             k: 0,
             feedforward,
+            schedule,
             record: Record::default(),
             balls: vec![],
             contact: ContactOptions::default(),
