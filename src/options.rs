@@ -272,18 +272,21 @@ pub struct SimArgs {
     /// carries the whole weight and the figure sways in the air.
     #[arg(long)]
     pub no_ground: bool,
-    /// Trunk stiffness right after an impact, as a fraction of the tracking's, in (0, 1]:
-    /// a person's stretch reflexes need 50–100 ms to answer a blow, so for
-    /// --reflex-latency after a ball's first contact with the pelvis, the trunk or a thigh,
-    /// the joints from the pelvis to the chest hold at this fraction, then return to full
+    /// Trunk and hip stiffness right after an impact, as a fraction of the tracking's, in
+    /// (0, 1]: a person's stretch reflexes need 50–100 ms to answer a blow, so for
+    /// --reflex-latency after a ball's first contact with the pelvis, the trunk or a
+    /// thigh, the joints from the pelvis to the chest and the hips hold at this fraction
+    /// (a push at the pelvis passes through the legs under it), then return to full
     /// stiffness over --reflex-ramp. 1 turns it off (the thesis: the gains act from the
     /// instant of contact, and a handball to the trunk barely shows).
     #[arg(long, default_value_t = ImpactReflex::default().stiffness_fraction)]
     pub reflex_fraction: f64,
-    /// How long the trunk holds at --reflex-fraction after a ball's first contact, s.
+    /// How long the trunk and hips hold at --reflex-fraction after a ball's first
+    /// contact, s.
     #[arg(long, default_value_t = ImpactReflex::default().latency_s)]
     pub reflex_latency: f64,
-    /// How long the trunk takes to return to full stiffness after --reflex-latency, s.
+    /// How long the trunk and hips take to return to full stiffness after
+    /// --reflex-latency, s.
     #[arg(long, default_value_t = ImpactReflex::default().ramp_s)]
     pub reflex_ramp: f64,
     /// The root spring's frequencies over the same reflex delay, as a fraction of

@@ -202,7 +202,7 @@ impl Simulation<'_> {
             let r = &self.opts.reflex;
             (r.stiffness_scale(since), r.root_frequency_scale(since))
         });
-        self.trunk_stiffness_scale = trunk;
+        self.reflex_stiffness_scale = trunk;
         self.root_frequency_scale = root;
         if trunk < 1.0 {
             self.hold_unperturbed_path(trunk);
@@ -416,7 +416,7 @@ impl Simulation<'_> {
         // a fraction of the full stiffness, not of the trunk's while its reflex is late: a
         // figure that let go within the reflex delay otherwise kept its trunk at 3 % and
         // folded it back by 146° (the demo walk after a 5 kg chest ball)
-        let reflex = self.trunk_stiffness_scale;
+        let reflex = self.reflex_stiffness_scale;
         if reflex < 1.0 {
             for &b in &self.reflex_joints {
                 stiffness[b] = stiffness[b].map(|k| k / reflex);
@@ -432,6 +432,79 @@ mod tests {
     use crate::sim::scenario::BallSpec;
     use crate::sim::{SimOptions, Simulation};
     use crate::{Character, CharacterOptions};
+
+    /// While the reflex is late after a handball to the pelvis, the trunk's and hips'
+    /// stiffness is the schedule's times the reflex's scale, a knee's, an arm's and an
+    /// ankle's the schedule's; once it has passed, every joint is back on the schedule.
+    #[test]
+    fn the_trunk_and_hips_yield_while_the_reflex_is_late() {
+        use crate::skeleton::Role;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
+        let c = Character::load(&path, &CharacterOptions::default()).expect("demo walk");
+        let mut sim = Simulation::new(&c, SimOptions::default()).expect("simulation");
+        let launch = BallSpec::from_flag("t=1,target=pelvis,speed=12")
+            .expect("ball flag")
+            .launch(&c.model, &c.reference)
+            .expect("aims");
+        sim.throw(Ball::from_launch(&launch));
+        let model = &c.model;
+        let role_body = |r: Role| {
+            model
+                .bodies
+                .iter()
+                .position(|b| b.role == Some(r))
+                .expect("the demo walk has every role")
+        };
+        let yielding = [
+            Role::Abdomen,
+            Role::Chest,
+            Role::LeftThigh,
+            Role::RightThigh,
+        ]
+        .map(role_body);
+        let holding = [
+            Role::LeftShin,
+            Role::LeftUpperArm,
+            Role::RightFoot,
+            Role::Head,
+        ]
+        .map(role_body);
+        // stiffness of body b's dofs against step k's schedule
+        let ratios = |sim: &Simulation<'_>, b: usize| -> Vec<f64> {
+            let row = &sim.feedforward.stiffness[sim.k - 1];
+            let dofs = model.bodies[b].joint.as_ref().expect("a joint").dof();
+            (0..dofs)
+                .map(|i| sim.tracking.stiffness[b][i] / row[sim.offsets[b] + i])
+                .collect()
+        };
+        let mut seen_late = false;
+        while sim.k < sim.num_steps() {
+            sim.step(None).expect("steps");
+            let scale = sim.reflex_stiffness_scale;
+            if scale < 1.0 {
+                seen_late = true;
+                for &b in &yielding {
+                    for r in ratios(&sim, b) {
+                        assert!((r - scale).abs() < 1e-12, "body {b}: {r} against {scale}");
+                    }
+                }
+                for &b in &holding {
+                    for r in ratios(&sim, b) {
+                        assert!((r - 1.0).abs() < 1e-12, "body {b} yields: {r}");
+                    }
+                }
+            } else if seen_late {
+                for &b in yielding.iter().chain(&holding) {
+                    for r in ratios(&sim, b) {
+                        assert!((r - 1.0).abs() < 1e-12, "body {b} not back: {r}");
+                    }
+                }
+                break;
+            }
+        }
+        assert!(seen_late, "the pelvis ball set off the reflex");
+        assert!(sim.protective.is_none(), "a handball knocked the walk down");
+    }
 
     /// The schedule the feedforward's run builds step by step is, row for row and to the
     /// bit, the one from the clip's inverse dynamics table sampled on its own (what it was
@@ -499,7 +572,7 @@ mod tests {
             .protective
             .as_ref()
             .expect("a 5 kg chest ball knocks it down");
-        let scale = sim.trunk_stiffness_scale;
+        let scale = sim.reflex_stiffness_scale;
         assert!(
             scale < 1.0,
             "the figure let go at {:.3} s, after the reflex delay (the test needs it within)",

@@ -20,7 +20,7 @@ use crate::sim::balls::{
     launch_balls,
 };
 use crate::sim::ground::Ground;
-use crate::sim::reflex::{ImpactReflex, reflex_triggers, trunk_joints};
+use crate::sim::reflex::{ImpactReflex, reflex_joints, reflex_triggers};
 use crate::sim::root::{RootMode, SpringScale, SpringTuning};
 use crate::sim::support::{ClipFloor, SupportContact};
 use nalgebra::{Vector3, Vector6};
@@ -189,12 +189,12 @@ pub struct Simulation<'c> {
     pub(super) reflex_joints: Vec<usize>,
     /// Per body: whether a ball striking it sets the reflex delay off.
     pub(super) reflex_triggers: Vec<bool>,
-    /// The factor the reflex delay put on the trunk's stiffness in the latest step (1 when
-    /// none).
-    pub(super) trunk_stiffness_scale: f64,
+    /// The factor the reflex delay put on the yielding joints' stiffness (trunk and hips) in the
+    /// latest step (1 when none).
+    pub(super) reflex_stiffness_scale: f64,
     /// Per body: the torque (world, N·m, on the body; its parent takes −τ) that holds the
-    /// unperturbed path while the trunk's feedback is late (see `hold_unperturbed_path`).
-    /// Set each step of the reflex delay and applied only then (`trunk_stiffness_scale`
+    /// unperturbed path while the yielding joints' feedback is late (see `hold_unperturbed_path`).
+    /// Set each step of the reflex delay and applied only then (`reflex_stiffness_scale`
     /// < 1, the figure still standing); left as it was otherwise.
     pub(super) reflex_hold: Vec<Vector3<f64>>,
     /// The factor the reflex delay put on the root spring's frequencies in the latest step
@@ -341,9 +341,9 @@ impl<'c> Simulation<'c> {
             external: vec![(Vector3::zeros(), Vector3::zeros()); n],
             feedforward_wrench: vec![(Vector3::zeros(), Vector3::zeros()); n],
             offsets: model.dof_offsets(),
-            reflex_joints: trunk_joints(model),
+            reflex_joints: reflex_joints(model),
             reflex_triggers: reflex_triggers(model),
-            trunk_stiffness_scale: 1.0,
+            reflex_stiffness_scale: 1.0,
             root_frequency_scale: 1.0,
             reflex_hold: vec![Vector3::zeros(); n],
             spring_scale,
@@ -385,7 +385,7 @@ impl<'c> Simulation<'c> {
         self.record = Record::default();
         self.balance = Balance::default();
         self.protective = None;
-        self.trunk_stiffness_scale = 1.0;
+        self.reflex_stiffness_scale = 1.0;
         self.root_frequency_scale = 1.0;
         self.reflex_hold.fill(Vector3::zeros());
         self.contact_ws.set_warm_start(None);
@@ -458,7 +458,7 @@ impl<'c> Simulation<'c> {
             );
         }
         // (once fallen the controller holds its protective pose: no path to hold to)
-        if self.trunk_stiffness_scale < 1.0 && self.protective.is_none() {
+        if self.reflex_stiffness_scale < 1.0 && self.protective.is_none() {
             let model = &self.character.model;
             for &b in &self.reflex_joints {
                 if let Some(a) = model.bodies[b].parent {
