@@ -194,9 +194,9 @@ impl Simulation<'_> {
             .reduce(f64::min)
     }
 
-    /// Set the reflex delay's factors for this step: scale the trunk joints' stiffness,
-    /// just set from the schedule, and keep the root spring's frequency factor for the
-    /// root target.
+    /// Set the reflex delay's factors for this step: scale the yielding joints' stiffness
+    /// (the trunk's and hips', `reflex_joints`), just set from the schedule, and keep the
+    /// root spring's frequency factor for the root target.
     fn yield_after_impact(&mut self) {
         let (trunk, root) = self.since_reflex_trigger().map_or((1.0, 1.0), |since| {
             let r = &self.opts.reflex;
@@ -214,17 +214,17 @@ impl Simulation<'_> {
         }
     }
 
-    /// While the trunk's feedback is at `scale` of its gains (the reflex delay), the part
-    /// it no longer gives, `(1 − scale)` of the full-gain feedback on the unperturbed path,
-    /// into `self.reflex_hold`: the muscles' planned torque goes on, only their answer to
-    /// the blow is late. The feedforward ψ was computed with the full gains' feedback along
-    /// that path, taken by the linearly implicit step at the step's end (its torque plus
-    /// its gradients times the step), so the hold is that feedback at the path's state
-    /// k + 1. Dropping the gains alone moved the trunk off the path with no blow at all: a
-    /// 1 g ball to CMU 01_01's chest as it jumped bent the spine by 0.32° at a tenth of
-    /// the gains and 0.59° at 2.5 %, against 0.008° without the reflex delay; with the
-    /// hold taken at step k, about as much (the implicit damping's share is the larger);
-    /// at k + 1, 0.019°. Zero when the unperturbed path is not at hand (another run's
+    /// While the yielding joints' feedback is at `scale` of its gains (the reflex delay),
+    /// the part it no longer gives, `(1 − scale)` of the full-gain feedback on the
+    /// unperturbed path, into `self.reflex_hold`: the muscles' planned torque goes on, only
+    /// their answer to the blow is late. The feedforward ψ was computed with the full
+    /// gains' feedback along that path, taken by the linearly implicit step at the step's
+    /// end (its torque plus its gradients times the step), so the hold is that feedback at
+    /// the path's state k + 1. Dropping the gains alone moved the trunk off the path with
+    /// no blow at all: a 1 g ball to CMU 01_01's chest as it jumped bent the spine by 0.32°
+    /// at a tenth of the gains and 0.59° at 2.5 %, against 0.008° without the reflex delay;
+    /// with the hold taken at step k, about as much (the implicit damping's share is the
+    /// larger); at k + 1, 0.019° (the trunk alone, before the hips yielded too). Zero when the unperturbed path is not at hand (another run's
     /// settings, or the clip's last step).
     fn hold_unperturbed_path(&mut self, scale: f64) {
         self.reflex_hold.fill(Vector3::zeros());

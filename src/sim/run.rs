@@ -189,13 +189,13 @@ pub struct Simulation<'c> {
     pub(super) reflex_joints: Vec<usize>,
     /// Per body: whether a ball striking it sets the reflex delay off.
     pub(super) reflex_triggers: Vec<bool>,
-    /// The factor the reflex delay put on the yielding joints' stiffness (trunk and hips) in the
-    /// latest step (1 when none).
+    /// The factor the reflex delay put on the yielding joints' stiffness (trunk and hips)
+    /// in the latest step (1 when none).
     pub(super) reflex_stiffness_scale: f64,
     /// Per body: the torque (world, N·m, on the body; its parent takes −τ) that holds the
-    /// unperturbed path while the yielding joints' feedback is late (see `hold_unperturbed_path`).
-    /// Set each step of the reflex delay and applied only then (`reflex_stiffness_scale`
-    /// < 1, the figure still standing); left as it was otherwise.
+    /// unperturbed path while the yielding joints' feedback is late (see
+    /// `hold_unperturbed_path`). Set each step of the reflex delay and applied only then
+    /// (`reflex_stiffness_scale` < 1, the figure still standing); left as it was otherwise.
     pub(super) reflex_hold: Vec<Vector3<f64>>,
     /// The factor the reflex delay put on the root spring's frequencies in the latest step
     /// (1 when none).
