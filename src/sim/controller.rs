@@ -117,19 +117,13 @@ impl Simulation<'_> {
                 .predict_angular_velocities(s.iter().zip(k).map(|(s, k)| s.w + k.dw * h));
         }
         // the feedforward's run builds the stiffness schedule as it goes (see
-        // `StiffnessSchedule`), here from the reference at t_k
-        if let Some(schedule) = &mut self.schedule {
-            let stiffness = &mut self.feedforward.stiffness;
-            while stiffness.len() < self.k {
-                // (steps not taken here: sample their start)
-                let t = stiffness.len() as f64 * self.opts.step;
-                let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
-                reference.sample(model, t, &mut self.scratch, &mut kin);
-                stiffness.push(schedule.row(model, &kin));
-            }
-            if stiffness.len() == self.k {
-                stiffness.push(schedule.row(model, &self.kin));
-            }
+        // `StiffnessSchedule`), here from the reference at t_k: it prepares every step in
+        // turn from its reset, so row k is the next one
+        if let Some(schedule) = &mut self.schedule
+            && self.feedforward.stiffness.len() == self.k
+        {
+            let row = schedule.row(model, &self.kin);
+            self.feedforward.stiffness.push(row);
         }
         reference.sample_with_targets(
             model,
@@ -436,17 +430,27 @@ mod tests {
     /// While the reflex is late after a handball to the pelvis, the trunk's and hips'
     /// stiffness is the schedule's times the reflex's scale, a knee's, an arm's and an
     /// ankle's the schedule's; once it has passed, every joint is back on the schedule.
-    #[test]
-    fn the_trunk_and_hips_yield_while_the_reflex_is_late() {
-        use crate::skeleton::Role;
+    fn demo_walk() -> Character {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
-        let c = Character::load(&path, &CharacterOptions::default()).expect("demo walk");
-        let mut sim = Simulation::new(&c, SimOptions::default()).expect("simulation");
-        let launch = BallSpec::from_flag("t=1,target=pelvis,speed=12")
+        Character::load(&path, &CharacterOptions::default()).expect("demo walk")
+    }
+
+    /// A simulation of `c` with default options and the ball `flag` (a `--ball` spec).
+    fn with_ball<'c>(c: &'c Character, flag: &str) -> Simulation<'c> {
+        let mut sim = Simulation::new(c, SimOptions::default()).expect("simulation");
+        let launch = BallSpec::from_flag(flag)
             .expect("ball flag")
             .launch(&c.model, &c.reference)
             .expect("aims");
         sim.throw(Ball::from_launch(&launch));
+        sim
+    }
+
+    #[test]
+    fn the_trunk_and_hips_yield_while_the_reflex_is_late() {
+        use crate::skeleton::Role;
+        let c = demo_walk();
+        let mut sim = with_ball(&c, "t=1,target=pelvis,speed=12");
         let model = &c.model;
         let role_body = |r: Role| {
             model
@@ -516,8 +520,7 @@ mod tests {
         use crate::motion::reference::ReferenceScratch;
         use crate::sim::root::RootMode;
         use crate::sim::support::ClipFloor;
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
-        let c = Character::load(&path, &CharacterOptions::default()).expect("demo walk");
+        let c = demo_walk();
         let model = &c.model;
         let mut scratch = ReferenceScratch::default();
         let floor = ClipFloor::of(
@@ -556,14 +559,8 @@ mod tests {
     /// one (which left the demo walk's trunk at 3 % and folded it back by 146°).
     #[test]
     fn letting_go_during_the_reflex_delay_braces_the_trunk_at_its_full_stiffness() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
-        let c = Character::load(&path, &CharacterOptions::default()).expect("demo walk");
-        let mut sim = Simulation::new(&c, SimOptions::default()).expect("simulation");
-        let launch = BallSpec::from_flag("t=1.5,target=chest,speed=15,mass=5")
-            .expect("ball flag")
-            .launch(&c.model, &c.reference)
-            .expect("aims");
-        sim.throw(Ball::from_launch(&launch));
+        let c = demo_walk();
+        let mut sim = with_ball(&c, "t=1.5,target=chest,speed=15,mass=5");
         let last = sim.feedforward.stiffness.len();
         while sim.protective.is_none() && sim.k < last {
             sim.step(None).expect("steps");
