@@ -302,10 +302,9 @@ pub struct Stepper {
     /// Per node: the right-hand side of its constraint rows in the last solve (zero, or
     /// with [`StepOptions::predict_drift`] the predicted drift's), m/s and rad/s.
     row_target: Vec<Vector6<f64>>,
-    /// Scratch of [`predict_row_targets`](Stepper::predict_row_targets): (0, ω̂) per body
-    /// and the orientations turned by h ω̂.
-    u_turn: Vec<Vector6<f64>>,
-    q_turn: Vec<UnitQuaternion<f64>>,
+    /// Scratch of [`predict_row_targets`](Stepper::predict_row_targets): per body the
+    /// turn exp(\[h ω̂\]×).
+    turn: Vec<UnitQuaternion<f64>>,
 }
 
 fn top(v: &Vector6<f64>) -> Vector3<f64> {
@@ -314,6 +313,15 @@ fn top(v: &Vector6<f64>) -> Vector3<f64> {
 
 fn bottom(v: &Vector6<f64>) -> Vector3<f64> {
     v.fixed_rows::<3>(3).into_owned()
+}
+
+/// E r − r for the rotation E = (c, w) (a unit quaternion): 2c (w × r) + 2 w × (w × r),
+/// without the cancellation of forming E r first (m, for r in m).
+#[inline]
+fn turn_offset(e: &UnitQuaternion<f64>, r: &Vector3<f64>) -> Vector3<f64> {
+    let w = e.imag();
+    let wr = w.cross(r);
+    (wr * e.w + w.cross(&wr)) * 2.0
 }
 
 /// N(ω) = E(h ω) I_w ω − I_w ω: the momentum-form rotational row minus its linear part.
@@ -408,8 +416,7 @@ impl Stepper {
             w_lin: vec![Vector3::zeros(); n],
             w_lin_set: false,
             row_target: vec![Vector6::zeros(); n],
-            u_turn: vec![Vector6::zeros(); n],
-            q_turn: vec![UnitQuaternion::identity(); n],
+            turn: vec![UnitQuaternion::identity(); n],
         })
     }
 
@@ -845,29 +852,35 @@ impl Stepper {
     /// target) are set by the caller.
     fn predict_row_targets(&mut self, model: &Model, state: &State) {
         let h = self.opts.h;
-        for ((u, q), (w, s)) in self
-            .u_turn
-            .iter_mut()
-            .zip(self.q_turn.iter_mut())
-            .zip(self.w_lin.iter().zip(&state.bodies))
-        {
-            *u = Vector6::new(0.0, 0.0, 0.0, w.x, w.y, w.z);
-            *q = rotation_from_vector(&(w * h)) * s.q;
+        for (e, w) in self.turn.iter_mut().zip(&self.w_lin) {
+            *e = rotation_from_vector(&(w * h));
         }
-        self.kkt.constraint_rows(&self.u_turn, &mut self.row_target);
         for (b, body) in model.bodies.iter().enumerate() {
             let row = &mut self.row_target[b];
-            let (Some(a), Some(joint)) = (body.parent, body.joint.as_ref()) else {
-                row.fill(0.0);
+            row.fill(0.0);
+            let (Some(a), Some(joint), Some(f)) =
+                (body.parent, body.joint.as_ref(), self.frames[b].as_ref())
+            else {
                 continue;
             };
             let (sa, sb) = (&state.bodies[a], &state.bodies[b]);
-            let (gl, gr) = joint_error(joint, &sa.x, &self.q_turn[a], &sb.x, &self.q_turn[b]);
-            for k in 0..3 {
-                row[k] -= gl[k] / h;
-            }
-            for k in 0..3 - joint.dof() {
-                row[3 + k] -= gr[k] / h;
+            let (wa, wb) = (&self.w_lin[a], &self.w_lin[b]);
+            // the point rows, from the step's frames (r = the anchors, as the rows hold
+            // them): g = (x_a + r_a) − (x_b + r_b), and a turn E moves r by E r − r
+            let g = (sa.x + f.r_a) - (sb.x + f.r_b);
+            let turned =
+                g + turn_offset(&self.turn[a], &f.r_a) - turn_offset(&self.turn[b], &f.r_b);
+            let lin = wa.cross(&f.r_a) - wb.cross(&f.r_b) - turned / h;
+            row.fixed_rows_mut::<3>(0).copy_from(&lin);
+            if f.dof < 3 {
+                // the rotational rows e·(ω_a − ω_b), e the forbidden axes
+                let qa = self.turn[a] * sa.q;
+                let qb = self.turn[b] * sb.q;
+                let (_, gr) = joint_error(joint, &sa.x, &qa, &sb.x, &qb);
+                let dw = wa - wb;
+                for k in 0..3 - f.dof {
+                    row[3 + k] = f.axes.column(f.dof + k).dot(&dw) - gr[k] / h;
+                }
             }
         }
     }
