@@ -46,7 +46,7 @@
 use super::gradient::{GradientEstimator, GradientOptions, TorqueGradient, TorqueStructure};
 use super::kkt::{BlockTree, KktError, KktVector, joint_rows};
 use super::stabilize::{
-    Drift, PostStabilizationReport, constraint_error, joint_error, post_stabilize, root_error,
+    Drift, PostStabilizationReport, constraint_error, post_stabilize, root_error,
 };
 use super::state::{BodyState, State, renormalize, rotation_from_vector};
 use super::torque::JointTorque;
@@ -162,16 +162,6 @@ pub struct StepOptions {
     /// character simulation turns it on ([`crate::sim::Projection::Step`]), projecting
     /// its feedforward's target velocities with the same factorisation.
     pub post_stabilization_reuse: bool,
-    /// [`Drift::PostStabilization`]: the step's joint rows target the second-order drift
-    /// its position update will make, predicted from the gyroscopic rows' linearisation
-    /// point ω̂ (see [`predict_angular_velocities`](Stepper::predict_angular_velocities)):
-    /// `J u = J (0, ω̂) − g(p ⊕ h ω̂)/h`, with g the joints' position error at the poses
-    /// turned by h ω̂ (positions unmoved: g is affine in them). The joints then close to
-    /// what ω̂ misses of the step's ω (~h²|ω||Δω| × a limb) plus the start's own error,
-    /// instead of opening by h²|ω|²/2 × a limb (~1e-5 m at 240 Hz), and post-stabilisation
-    /// has that much less to remove. Off by default (the thesis' rows are J u = 0); the
-    /// character simulation turns it on.
-    pub predict_drift: bool,
     /// [`Drift::ImprovedImplicit`]: the half-step rows are `J u_½ = −((1 + α)/h) g`, so
     /// the linearised error after a step is −α g (+ curvature). α = 1 is Hong et al.'s
     /// literal scheme, whose reflected error mode is undamped; the default 0.9 damps it
@@ -194,7 +184,6 @@ impl Default for StepOptions {
             post_stabilization_passes: 2,
             post_stabilization_tolerance: 1e-8,
             post_stabilization_reuse: false,
-            predict_drift: false,
             improved_reflection: 0.9,
             max_linear_speed: 1e3,
             max_angular_speed: 1e4,
@@ -299,12 +288,6 @@ pub struct Stepper {
     /// gave one; the state's own otherwise.
     w_lin: Vec<Vector3<f64>>,
     w_lin_set: bool,
-    /// Per node: the right-hand side of its constraint rows in the last solve (zero, or
-    /// with [`StepOptions::predict_drift`] the predicted drift's), m/s and rad/s.
-    row_target: Vec<Vector6<f64>>,
-    /// Scratch of [`predict_row_targets`](Stepper::predict_row_targets): per body the
-    /// turn exp(\[h ω̂\]×).
-    turn: Vec<UnitQuaternion<f64>>,
 }
 
 fn top(v: &Vector6<f64>) -> Vector3<f64> {
@@ -313,15 +296,6 @@ fn top(v: &Vector6<f64>) -> Vector3<f64> {
 
 fn bottom(v: &Vector6<f64>) -> Vector3<f64> {
     v.fixed_rows::<3>(3).into_owned()
-}
-
-/// E r − r for the rotation E = (c, w) (a unit quaternion): 2c (w × r) + 2 w × (w × r),
-/// without the cancellation of forming E r first (m, for r in m).
-#[inline]
-fn turn_offset(e: &UnitQuaternion<f64>, r: &Vector3<f64>) -> Vector3<f64> {
-    let w = e.imag();
-    let wr = w.cross(r);
-    (wr * e.w + w.cross(&wr)) * 2.0
 }
 
 /// N(ω) = E(h ω) I_w ω − I_w ω: the momentum-form rotational row minus its linear part.
@@ -415,8 +389,6 @@ impl Stepper {
             side_offset: vec![Vector3::zeros(); n],
             w_lin: vec![Vector3::zeros(); n],
             w_lin_set: false,
-            row_target: vec![Vector6::zeros(); n],
-            turn: vec![UnitQuaternion::identity(); n],
         })
     }
 
@@ -843,56 +815,6 @@ impl Stepper {
         Ok(())
     }
 
-    /// [`StepOptions::predict_drift`]'s row targets into `row_target`: per joint,
-    /// J (0, ω̂) − g(p ⊕ h ω̂)/h, ω̂ the linearisation point (`w_lin`, set before). The
-    /// position update turns each body by h ω and moves its COM by h v; the joint's error
-    /// after it is g(p) + h J u + d(ω), d the second-order part of the turn, which is
-    /// affine in the COM positions and so taken at them unmoved. Targeting
-    /// h J u = −(g(p) + d(ω̂)) leaves d(ω) − d(ω̂). A root's own rows (a pinned root's
-    /// target) are set by the caller.
-    fn predict_row_targets(&mut self, model: &Model, state: &State) {
-        let h = self.opts.h;
-        for (e, w) in self.turn.iter_mut().zip(&self.w_lin) {
-            *e = rotation_from_vector(&(w * h));
-        }
-        for (b, body) in model.bodies.iter().enumerate() {
-            let row = &mut self.row_target[b];
-            row.fill(0.0);
-            let (Some(a), Some(joint), Some(f)) =
-                (body.parent, body.joint.as_ref(), self.frames[b].as_ref())
-            else {
-                continue;
-            };
-            let (sa, sb) = (&state.bodies[a], &state.bodies[b]);
-            let (wa, wb) = (&self.w_lin[a], &self.w_lin[b]);
-            // the point rows, from the step's frames (r = the anchors, as the rows hold
-            // them): g = (x_a + r_a) − (x_b + r_b), and a turn E moves r by E r − r
-            let g = (sa.x + f.r_a) - (sb.x + f.r_b);
-            let turned =
-                g + turn_offset(&self.turn[a], &f.r_a) - turn_offset(&self.turn[b], &f.r_b);
-            let lin = wa.cross(&f.r_a) - wb.cross(&f.r_b) - turned / h;
-            row.fixed_rows_mut::<3>(0).copy_from(&lin);
-            if f.dof < 3 {
-                // the rotational rows e·(ω_a − ω_b), e the forbidden axes
-                let qa = self.turn[a] * sa.q;
-                let qb = self.turn[b] * sb.q;
-                let (_, gr) = joint_error(joint, &sa.x, &qa, &sb.x, &qb);
-                let dw = wa - wb;
-                for k in 0..3 - f.dof {
-                    row[3 + k] = f.axes.column(f.dof + k).dot(&dw) - gr[k] / h;
-                }
-            }
-        }
-    }
-
-    /// The right-hand side of the constraint rows in the last solve, per node (J u = it;
-    /// m/s and rad/s): zero, or with [`StepOptions::predict_drift`] the predicted
-    /// drift's targets; a pinned root's node holds zero here (its rows take the target
-    /// twist).
-    pub fn row_targets(&self) -> &[Vector6<f64>] {
-        &self.row_target
-    }
-
     fn solve_with(
         &mut self,
         model: &Model,
@@ -972,17 +894,10 @@ impl Stepper {
             Drift::Baumgarte { beta } => beta,
             Drift::ImprovedImplicit => (1.0 + self.opts.improved_reflection) / h,
         };
-        if self.opts.predict_drift && self.opts.drift == Drift::PostStabilization {
-            self.predict_row_targets(model, state);
-        } else {
-            for row in self.row_target.iter_mut() {
-                row.fill(0.0);
-            }
-        }
         for b in 0..n {
             let c = self.kkt.rows(b);
             let row = &mut self.sol.rows[b];
-            *row = self.row_target[b];
+            row.fill(0.0);
             if beta != 0.0 {
                 for k in 0..c {
                     row[k] = -beta * self.g.rows[b][k];

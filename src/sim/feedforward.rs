@@ -124,22 +124,20 @@ pub(super) fn root_target(before: &BodyKinematics, after: &BodyKinematics, h: f6
 }
 
 /// The right-hand side of a velocity projection on `tree`'s rows into `x`: body rows
-/// zero, constraint rows `targets` − J u (a pinned root's rows: its target twist −
-/// u_root), so that a solve gives the correction δ with J (u + δ) = the step's row
-/// targets ([`Stepper::row_targets`](crate::dynamics::step::Stepper::row_targets)) and
-/// u_root + δ_root = the root's target. `y` is scratch.
+/// zero, constraint rows −J u (a pinned root's rows: its target twist − u_root), so that a
+/// solve gives the correction δ with J (u + δ) = 0 (and u_root + δ_root = the target).
+/// `y` is scratch.
 fn projection_rhs(
     tree: &BlockTree,
     u: &[Vector6<f64>],
-    targets: &[Vector6<f64>],
     root: Option<&RootTarget>,
     y: &mut KktVector,
     x: &mut KktVector,
 ) {
     tree.constraint_rows(u, &mut y.rows);
-    for (b, target) in targets.iter().enumerate().take(tree.len()) {
+    for b in 0..tree.len() {
         x.body[b] = Vector6::zeros();
-        let mut r = target - y.rows[b];
+        let mut r = -y.rows[b];
         if let (0, Some(t)) = (b, root) {
             r += Vector6::new(t.v.x, t.v.y, t.v.z, t.w.x, t.w.y, t.w.z);
         }
@@ -245,28 +243,14 @@ impl Simulation<'_> {
             let singular = |e: crate::dynamics::kkt::KktError| {
                 SimError::Settings(format!("feedforward projection at t = {t:.4} s: {e}"))
             };
-            projection_rhs(
-                metric,
-                &u_hat,
-                self.stepper.row_targets(),
-                root.target(),
-                &mut y,
-                &mut x,
-            );
+            projection_rhs(metric, &u_hat, root.target(), &mut y, &mut x);
             metric.solve(&mut x).map_err(singular)?;
             for b in 0..n {
                 u_star[b] = u_hat[b] + x.body[b];
             }
             if last.is_some() {
                 let step = self.stepper.kkt();
-                projection_rhs(
-                    step,
-                    &u_star,
-                    self.stepper.row_targets(),
-                    root.target(),
-                    &mut y,
-                    &mut x,
-                );
+                projection_rhs(step, &u_star, root.target(), &mut y, &mut x);
                 step.solve(&mut x).map_err(singular)?;
                 for (u, d) in u_star.iter_mut().zip(&x.body) {
                     *u += d;

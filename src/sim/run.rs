@@ -89,11 +89,9 @@ impl Default for SimOptions {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Projection {
     /// The step's own factorisation `[M̃ −J(p)ᵀ; J(p) 0]` (default): no factorisation
-    /// beyond the step's. The step's rows target the drift its position update makes
-    /// ([`StepOptions::predict_drift`]), and the correction of what is left is a chord
-    /// step with the rows at the step's start (it shrinks the error by ~h|ω| per pass,
-    /// three passes at most; 0.29 a step on CMU 01_01) in the metric of mass plus the
-    /// implicit PD stiffness. Tracks 1.3–47× closer than
+    /// beyond the step's. The drift correction is a chord step with the rows at the
+    /// step's start (it shrinks the error by ~h|ω| per pass, three passes at most) in the
+    /// metric of mass plus the implicit PD stiffness. Tracks 1.3–47× closer than
     /// [`Mass`](Self::Mass) on the demo walk and CMU 01_01.
     #[default]
     Step,
@@ -295,10 +293,6 @@ impl<'c> Simulation<'c> {
             h: opts.step,
             drift: opts.drift,
             post_stabilization_reuse: opts.projection == Projection::Step,
-            // the joints' second-order drift taken up by the step: most steps then end
-            // within post-stabilisation's tolerance with no pass (in the mass metric the
-            // feedforward projects with the last pass's factorisation, so it keeps them)
-            predict_drift: opts.projection == Projection::Step,
             // chord passes shrink the error by ~h|ω| each, not quadratically: a third pass
             // (run only above the tolerance) keeps fast clips' joints within ~1e-4 mm
             // (salsa, Bandai dance and kick: 1.6e-3 / 5.8e-4 / 4.8e-4 mm with two)
