@@ -14,7 +14,7 @@
 //! nodes and one that reads the inverse bind matrices agree. [`GltfLayout::Nodes`] is the
 //! older plain node tree: each body's capsules a mesh node under its joint node.
 
-use super::pose::{Transform, joint_world_transforms, local_transforms};
+use super::pose::{Transform, joint_world_transforms_over, local_transforms};
 use crate::mocap::Clip;
 use crate::sim::Trajectory;
 use crate::skeleton::{ClipFrames, Model, Role};
@@ -385,17 +385,23 @@ fn side(model: &Model, b: usize) -> usize {
 }
 
 /// Local transforms of every clip joint for each frame, with quaternions made sign-continuous.
+/// `mocap`: the mocap's world transforms of the frames to animate (one per frame), shared
+/// by the original and the simulated animation.
 fn animation_locals(
     model: &Model,
     clip: &Clip,
     traj: Option<&Trajectory>,
-    n: usize,
+    mocap: &[Vec<Transform>],
 ) -> Vec<Vec<Transform>> {
-    let frames = ClipFrames::from_figure(clip, &model.figure);
-    let mut out: Vec<Vec<Transform>> = Vec::with_capacity(n);
-    for f in 0..n {
-        let world = joint_world_transforms(model, &frames, f, traj.map(|t| t.poses[f].as_slice()));
-        let mut local = local_transforms(clip, &world);
+    let mut out: Vec<Vec<Transform>> = Vec::with_capacity(mocap.len());
+    for (f, frame) in mocap.iter().enumerate() {
+        let mut local = match traj {
+            Some(t) => local_transforms(
+                clip,
+                &joint_world_transforms_over(model, clip, frame, &t.poses[f]),
+            ),
+            None => local_transforms(clip, frame),
+        };
         if let Some(prev) = out.last() {
             for (l, p) in local.iter_mut().zip(prev) {
                 if l.1.coords.dot(&p.1.coords) < 0.0 {
@@ -655,8 +661,9 @@ pub fn glb_bytes_with_layout(
         })
     };
 
-    let original = animation_locals(model, clip, None, n);
-    let perturbed = animation_locals(model, clip, Some(traj), n);
+    let mocap: Vec<Vec<Transform>> = (0..n).map(|f| frames.world(f)).collect();
+    let original = animation_locals(model, clip, None, &mocap);
+    let perturbed = animation_locals(model, clip, Some(traj), &mocap);
     let bind = (layout == GltfLayout::Skinned).then(|| bind_pose(model, clip));
     // Joint rest transforms: the bind pose (skinned), or the mocap's first frame (nodes).
     let rest = match &bind {

@@ -6,7 +6,7 @@
 //! Written with `ndarray-npy` (no compression, as `numpy.savez`); the zip entries carry a
 //! fixed timestamp, so the same run gives the same bytes.
 
-use super::pose::{Transform, joint_world_transforms, local_transforms};
+use super::pose::{Transform, joint_world_transforms_over, local_transforms};
 use crate::sim::metrics::PerturbMetrics;
 use crate::sim::{Simulation, Trajectory};
 use crate::skeleton::ClipFrames;
@@ -360,18 +360,17 @@ pub fn dataset_arrays(
         return Err(NpzError::Empty);
     }
     let (nj, nb, nballs) = (clip.joints.len(), model.num_bodies(), sim.balls.len());
+    // the mocap's world transforms once, for both animations
+    let mocap: Vec<Vec<Transform>> = (0..nf).map(|f| frames.world(f)).collect();
     let perturbed = JointFrames::new(
         clip,
-        (0..nf)
-            .map(|f| joint_world_transforms(model, &frames, f, Some(&traj.poses[f])))
+        mocap
+            .iter()
+            .zip(&traj.poses)
+            .map(|(m, p)| joint_world_transforms_over(model, clip, m, p))
             .collect(),
     );
-    let original = JointFrames::new(
-        clip,
-        (0..nf)
-            .map(|f| joint_world_transforms(model, &frames, f, None))
-            .collect(),
-    );
+    let original = JointFrames::new(clip, mocap);
     let (pos, rot) = perturbed.arrays();
     let (opos, orot) = original.arrays();
     let deviation: Vec<f32> = perturbed

@@ -19,9 +19,22 @@ pub fn joint_world_transforms(
     bodies: Option<&[BodyPose]>,
 ) -> Vec<Transform> {
     let mocap = frames.world(f);
-    let Some(bodies) = bodies else { return mocap };
-    let clip: &Clip = frames.clip;
-    let mut out = mocap.clone();
+    match bodies {
+        Some(bodies) => joint_world_transforms_over(model, frames.clip, &mocap, bodies),
+        None => mocap,
+    }
+}
+
+/// [`joint_world_transforms`] of the bodies' poses `bodies` over the mocap's own world
+/// transforms of the same frame (`mocap`, from [`ClipFrames::world`]), for an export that
+/// needs both the original and a simulated animation and computes the mocap's once.
+pub fn joint_world_transforms_over(
+    model: &Model,
+    clip: &Clip,
+    mocap: &[Transform],
+    bodies: &[BodyPose],
+) -> Vec<Transform> {
+    let mut out = mocap.to_vec();
     for (j, owner) in model.owner.iter().enumerate().take(clip.joints.len()) {
         let Some(b) = *owner else { continue };
         let body = &model.bodies[b];
