@@ -3,7 +3,7 @@
 
 use crate::mocap::{BvhError, Clip, load_bvh};
 use crate::motion::reference::{Reference, ReferenceError, ReferenceOptions};
-use crate::skeleton::{Model, ModelError, ModelOptions, build_model_with_poses};
+use crate::skeleton::{ClipWorldPoses, Model, ModelError, ModelOptions, build_model_with_poses};
 use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong turning a BVH file into a character.
@@ -50,6 +50,11 @@ pub struct Character {
     pub model: Model,
     /// The fitted reference motion.
     pub reference: Reference,
+    /// World transforms (m, Y up) of every clip joint in every used frame, as the model's
+    /// build computed them from the mocap: the exports pose the original animation, and
+    /// the joints that ride on a body, from them instead of computing them again
+    /// (≈ 56 bytes a joint a frame: 4.8 MB for CMU 01_01's 31 joints × 2751 frames).
+    pub mocap_world: ClipWorldPoses,
 }
 
 impl Character {
@@ -75,12 +80,12 @@ impl Character {
                 path: path.into(),
                 source,
             })?;
-        drop(poses);
         Ok(Character {
             path: path.into(),
             clip,
             model,
             reference,
+            mocap_world: poses,
         })
     }
 

@@ -75,3 +75,35 @@ fn exported_trajectory_round_trips_to_the_body_joint_points() {
         assert!(err < tol, "{file}: {err} m > {tol} m");
     }
 }
+
+#[test]
+fn a_characters_exports_over_its_builds_poses_are_the_plain_exports_bytes() {
+    // `character_glb_bytes` and `character_clip_with_trajectory` pose the animations over
+    // the mocap's world transforms the model's build computed (`Character::mocap_world`)
+    // instead of computing them again from the clip and the model's figure: the two must
+    // agree to the bit, on every repo and shared clip (T-pose frames dropped, carriers,
+    // unit and axis conversions).
+    use jostle::export::bvh::character_clip_with_trajectory;
+    use jostle::export::gltf::{GltfLayout, character_glb_bytes, glb_bytes_with_layout};
+    for path in common::repo_and_shared_clips() {
+        let c = Character::load(&path, &CharacterOptions::default()).expect("loads");
+        let n = c.clip.num_frames() - c.model.figure.first_frame;
+        assert_eq!(c.mocap_world.len(), n, "{}", path.display());
+        let traj = Trajectory::from_reference(&c.model, &c.reference, c.clip.frame_time, n);
+        for t in [None, Some(&traj)] {
+            assert_eq!(
+                write_bvh_string(&character_clip_with_trajectory(&c, t)),
+                write_bvh_string(&clip_with_trajectory(&c.model, &c.clip, t)),
+                "{}",
+                path.display()
+            );
+        }
+        let extras = serde_json::json!({});
+        for layout in [GltfLayout::Skinned, GltfLayout::Nodes] {
+            let (a, _) = character_glb_bytes(&c, &traj, &extras, layout).expect("glb");
+            let (b, _) =
+                glb_bytes_with_layout(&c.model, &c.clip, &traj, &extras, layout).expect("glb");
+            assert!(a == b, "{}: {layout:?} .glb differs", path.display());
+        }
+    }
+}

@@ -4,8 +4,8 @@
 //! batch runner (N variations per clip), so both produce the same bytes for the same inputs.
 
 use crate::Character;
-use crate::export::bvh::clip_with_trajectory;
-use crate::export::gltf::{GltfError, GltfLayout, glb_bytes_with_layout};
+use crate::export::bvh::character_clip_with_trajectory;
+use crate::export::gltf::{GltfError, GltfLayout, character_glb_bytes};
 use crate::export::npz::{DatasetArrays, dataset_arrays, npz_bytes};
 use crate::mocap::write_bvh_string;
 use crate::sim::balls::Ball;
@@ -171,24 +171,16 @@ pub fn run_variations_cancellable(
             "scenario": scenario.to_toml(),
             "step_s": opts.step,
         });
-        let (glb, _) = glb_bytes_with_layout(
-            &character.model,
-            &character.clip,
-            &traj,
-            &extras,
-            wanted.layout,
-        )
-        .map_err(|source| JobError::Gltf {
-            path: path.clone(),
-            source,
-        })?;
-        let bvh = wanted.bvh.then(|| {
-            write_bvh_string(&clip_with_trajectory(
-                &character.model,
-                &character.clip,
-                Some(&traj),
-            ))
-        });
+        let (glb, _) =
+            character_glb_bytes(character, &traj, &extras, wanted.layout).map_err(|source| {
+                JobError::Gltf {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+        let bvh = wanted
+            .bvh
+            .then(|| write_bvh_string(&character_clip_with_trajectory(character, Some(&traj))));
         let metrics = perturb_metrics(&sim);
         let npz_error = |source| JobError::Npz {
             path: path.clone(),

@@ -1,19 +1,43 @@
 //! BVH of a trajectory in the input's own hierarchy, offsets, channel orders, units and
 //! frame time, so it goes back into the tools that made the input.
 
-use super::pose::{joint_world_transforms, local_transforms};
+use super::pose::{joint_world_transforms, joint_world_transforms_over, local_transforms};
+use crate::Character;
 use crate::mocap::euler::decompose;
 use crate::mocap::{Channel, Clip};
 use crate::sim::Trajectory;
-use crate::skeleton::{ClipFrames, Model, PositionConvention};
+use crate::skeleton::{ClipFrames, ClipWorldPoses, Model, PositionConvention};
 
 /// A copy of `clip` whose motion is `traj` (one trajectory frame per clip frame used;
 /// `None` re-exports the mocap itself). A dropped T-pose frame is kept as it was.
 pub fn clip_with_trajectory(model: &Model, clip: &Clip, traj: Option<&Trajectory>) -> Clip {
+    clip_with_trajectory_over(model, clip, None, traj)
+}
+
+/// [`clip_with_trajectory`] of a character, posed over the mocap's world transforms its
+/// build computed ([`Character::mocap_world`]): the same clip, without computing them
+/// again.
+pub fn character_clip_with_trajectory(character: &Character, traj: Option<&Trajectory>) -> Clip {
+    clip_with_trajectory_over(
+        &character.model,
+        &character.clip,
+        Some(&character.mocap_world),
+        traj,
+    )
+}
+
+/// The clip; `mocap`: the clip's world transforms per used frame if known.
+fn clip_with_trajectory_over(
+    model: &Model,
+    clip: &Clip,
+    mocap: Option<&ClipWorldPoses>,
+    traj: Option<&Trajectory>,
+) -> Clip {
     let frames = ClipFrames::from_figure(clip, &model.figure);
     let n = traj.map_or(frames.num_frames(), |t| {
         t.num_frames().min(frames.num_frames())
     });
+    let known = mocap.filter(|w| w.len() >= n);
     let nc = clip.num_channels;
     let first = model.figure.first_frame;
     let mut values = Vec::with_capacity((first + n) * nc);
@@ -21,7 +45,13 @@ pub fn clip_with_trajectory(model: &Model, clip: &Clip, traj: Option<&Trajectory
     let to_file = model.figure.to_world.inverse();
     let scale = model.figure.scale;
     for f in 0..n {
-        let world = joint_world_transforms(model, &frames, f, traj.map(|t| t.poses[f].as_slice()));
+        let world = match (known, traj) {
+            (Some(w), Some(t)) => joint_world_transforms_over(model, clip, &w[f], &t.poses[f]),
+            (Some(w), None) => w[f].clone(),
+            (None, _) => {
+                joint_world_transforms(model, &frames, f, traj.map(|t| t.poses[f].as_slice()))
+            }
+        };
         let local = local_transforms(clip, &world);
         let src = clip.frame(first + f);
         let mut row = vec![0.0; nc];

@@ -15,9 +15,10 @@
 //! older plain node tree: each body's capsules a mesh node under its joint node.
 
 use super::pose::{Transform, joint_world_transforms_over, local_transforms};
+use crate::Character;
 use crate::mocap::Clip;
 use crate::sim::Trajectory;
-use crate::skeleton::{ClipFrames, Model, Role};
+use crate::skeleton::{ClipFrames, ClipWorldPoses, Model, Role};
 use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
 use json::{Index, Node};
@@ -560,6 +561,37 @@ pub fn glb_bytes_with_layout(
     extras: &serde_json::Value,
     layout: GltfLayout,
 ) -> Result<(Vec<u8>, GlbSummary), GltfError> {
+    glb_bytes_over(model, clip, None, traj, extras, layout)
+}
+
+/// [`glb_bytes_with_layout`] of a character's trajectory, posed over the mocap's world
+/// transforms its build computed ([`Character::mocap_world`]): the same bytes, without
+/// computing them again.
+pub fn character_glb_bytes(
+    character: &Character,
+    traj: &Trajectory,
+    extras: &serde_json::Value,
+    layout: GltfLayout,
+) -> Result<(Vec<u8>, GlbSummary), GltfError> {
+    glb_bytes_over(
+        &character.model,
+        &character.clip,
+        Some(&character.mocap_world),
+        traj,
+        extras,
+        layout,
+    )
+}
+
+/// The .glb bytes; `mocap`: the clip's world transforms per used frame if known.
+fn glb_bytes_over(
+    model: &Model,
+    clip: &Clip,
+    mocap: Option<&ClipWorldPoses>,
+    traj: &Trajectory,
+    extras: &serde_json::Value,
+    layout: GltfLayout,
+) -> Result<(Vec<u8>, GlbSummary), GltfError> {
     let frames = ClipFrames::from_figure(clip, &model.figure);
     let n = traj.num_frames().min(frames.num_frames());
     if n == 0 {
@@ -661,9 +693,16 @@ pub fn glb_bytes_with_layout(
         })
     };
 
-    let mocap: Vec<Vec<Transform>> = (0..n).map(|f| frames.world(f)).collect();
-    let original = animation_locals(model, clip, None, &mocap);
-    let perturbed = animation_locals(model, clip, Some(traj), &mocap);
+    let computed: Vec<Vec<Transform>>;
+    let mocap: &[Vec<Transform>] = match mocap {
+        Some(w) if w.len() >= n => &w[..n],
+        _ => {
+            computed = (0..n).map(|f| frames.world(f)).collect();
+            &computed
+        }
+    };
+    let original = animation_locals(model, clip, None, mocap);
+    let perturbed = animation_locals(model, clip, Some(traj), mocap);
     let bind = (layout == GltfLayout::Skinned).then(|| bind_pose(model, clip));
     // Joint rest transforms: the bind pose (skinned), or the mocap's first frame (nodes).
     let rest = match &bind {

@@ -360,8 +360,12 @@ pub fn dataset_arrays(
         return Err(NpzError::Empty);
     }
     let (nj, nb, nballs) = (clip.joints.len(), model.num_bodies(), sim.balls.len());
-    // the mocap's world transforms once, for both animations
-    let mocap: Vec<Vec<Transform>> = (0..nf).map(|f| frames.world(f)).collect();
+    // the mocap's world transforms as the character's build computed them (once for
+    // both animations otherwise)
+    let mocap: Vec<Vec<Transform>> = match &character.mocap_world {
+        w if w.len() >= nf => w[..nf].to_vec(),
+        _ => (0..nf).map(|f| frames.world(f)).collect(),
+    };
     let perturbed = JointFrames::new(
         clip,
         mocap
