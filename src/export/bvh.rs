@@ -1,7 +1,7 @@
 //! BVH of a trajectory in the input's own hierarchy, offsets, channel orders, units and
 //! frame time, so it goes back into the tools that made the input.
 
-use super::pose::{joint_world_transforms, joint_world_transforms_over, local_transforms};
+use super::pose::{joint_world_transforms_over, local_transforms, mocap_world_frames};
 use crate::Character;
 use crate::mocap::euler::decompose;
 use crate::mocap::{Channel, Clip};
@@ -37,7 +37,7 @@ fn clip_with_trajectory_over(
     let n = traj.map_or(frames.num_frames(), |t| {
         t.num_frames().min(frames.num_frames())
     });
-    let known = mocap.filter(|w| w.len() >= n);
+    let mocap = mocap_world_frames(mocap, &frames, n);
     let nc = clip.num_channels;
     let first = model.figure.first_frame;
     let mut values = Vec::with_capacity((first + n) * nc);
@@ -45,14 +45,13 @@ fn clip_with_trajectory_over(
     let to_file = model.figure.to_world.inverse();
     let scale = model.figure.scale;
     for f in 0..n {
-        let world = match (known, traj) {
-            (Some(w), Some(t)) => joint_world_transforms_over(model, clip, &w[f], &t.poses[f]),
-            (Some(w), None) => w[f].clone(),
-            (None, _) => {
-                joint_world_transforms(model, &frames, f, traj.map(|t| t.poses[f].as_slice()))
-            }
+        let local = match traj {
+            Some(t) => local_transforms(
+                clip,
+                &joint_world_transforms_over(model, clip, &mocap[f], &t.poses[f]),
+            ),
+            None => local_transforms(clip, &mocap[f]),
         };
-        let local = local_transforms(clip, &world);
         let src = clip.frame(first + f);
         let mut row = vec![0.0; nc];
         for (j, joint) in clip.joints.iter().enumerate() {

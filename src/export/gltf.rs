@@ -14,7 +14,7 @@
 //! nodes and one that reads the inverse bind matrices agree. [`GltfLayout::Nodes`] is the
 //! older plain node tree: each body's capsules a mesh node under its joint node.
 
-use super::pose::{Transform, joint_world_transforms_over, local_transforms};
+use super::pose::{Transform, joint_world_transforms_over, local_transforms, mocap_world_frames};
 use crate::Character;
 use crate::mocap::Clip;
 use crate::sim::Trajectory;
@@ -693,16 +693,9 @@ fn glb_bytes_over(
         })
     };
 
-    let computed: Vec<Vec<Transform>>;
-    let mocap: &[Vec<Transform>] = match mocap {
-        Some(w) if w.len() >= n => &w[..n],
-        _ => {
-            computed = (0..n).map(|f| frames.world(f)).collect();
-            &computed
-        }
-    };
-    let original = animation_locals(model, clip, None, mocap);
-    let perturbed = animation_locals(model, clip, Some(traj), mocap);
+    let mocap = mocap_world_frames(mocap, &frames, n);
+    let original = animation_locals(model, clip, None, &mocap);
+    let perturbed = animation_locals(model, clip, Some(traj), &mocap);
     let bind = (layout == GltfLayout::Skinned).then(|| bind_pose(model, clip));
     // Joint rest transforms: the bind pose (skinned), or the mocap's first frame (nodes).
     let rest = match &bind {

@@ -6,7 +6,7 @@
 //! Written with `ndarray-npy` (no compression, as `numpy.savez`); the zip entries carry a
 //! fixed timestamp, so the same run gives the same bytes.
 
-use super::pose::{Transform, joint_world_transforms_over, local_transforms};
+use super::pose::{Transform, joint_world_transforms_over, local_transforms, mocap_world_frames};
 use crate::sim::metrics::PerturbMetrics;
 use crate::sim::{Simulation, Trajectory};
 use crate::skeleton::ClipFrames;
@@ -360,12 +360,9 @@ pub fn dataset_arrays(
         return Err(NpzError::Empty);
     }
     let (nj, nb, nballs) = (clip.joints.len(), model.num_bodies(), sim.balls.len());
-    // the mocap's world transforms as the character's build computed them (once for
-    // both animations otherwise)
-    let mocap: Vec<Vec<Transform>> = match &character.mocap_world {
-        w if w.len() >= nf => w[..nf].to_vec(),
-        _ => (0..nf).map(|f| frames.world(f)).collect(),
-    };
+    // the mocap's world transforms as the character's build computed them, for both
+    // animations
+    let mocap = mocap_world_frames(Some(&character.mocap_world), &frames, nf).into_owned();
     let perturbed = JointFrames::new(
         clip,
         mocap

@@ -4,8 +4,9 @@
 
 use crate::mocap::Clip;
 use crate::sim::BodyPose;
-use crate::skeleton::{ClipFrames, Model};
+use crate::skeleton::{ClipFrames, ClipWorldPoses, Model};
 use nalgebra::{UnitQuaternion, Vector3};
+use std::borrow::Cow;
 
 /// A rigid transform: translation (m) and rotation.
 pub type Transform = (Vector3<f64>, UnitQuaternion<f64>);
@@ -53,6 +54,20 @@ pub fn joint_world_transforms_over(
         }
     }
     out
+}
+
+/// The mocap's world transforms of the first `n` used frames: `known` (what the model's
+/// build computed, [`Character::mocap_world`](crate::Character::mocap_world)) when it has
+/// them, else computed from `frames` — the same values either way.
+pub fn mocap_world_frames<'a>(
+    known: Option<&'a ClipWorldPoses>,
+    frames: &ClipFrames,
+    n: usize,
+) -> Cow<'a, [Vec<Transform>]> {
+    match known {
+        Some(w) if w.len() >= n => Cow::Borrowed(&w[..n]),
+        _ => Cow::Owned((0..n).map(|f| frames.world(f)).collect()),
+    }
 }
 
 /// Local transforms (relative to the parent joint; the root's relative to the world) from

@@ -192,17 +192,17 @@ impl Simulation<'_> {
     /// (the trunk's and hips', `reflex_joints`), just set from the schedule, and keep the
     /// root spring's frequency factor for the root target.
     fn yield_after_impact(&mut self) {
-        let (trunk, root) = self.since_reflex_trigger().map_or((1.0, 1.0), |since| {
+        let (yielding, root) = self.since_reflex_trigger().map_or((1.0, 1.0), |since| {
             let r = &self.opts.reflex;
             (r.stiffness_scale(since), r.root_frequency_scale(since))
         });
-        self.reflex_stiffness_scale = trunk;
+        self.reflex_stiffness_scale = yielding;
         self.root_frequency_scale = root;
-        if trunk < 1.0 {
-            self.hold_unperturbed_path(trunk);
+        if yielding < 1.0 {
+            self.hold_unperturbed_path(yielding);
             for &b in &self.reflex_joints {
                 for k in self.tracking.stiffness[b].iter_mut() {
-                    *k *= trunk;
+                    *k *= yielding;
                 }
             }
         }
@@ -218,8 +218,9 @@ impl Simulation<'_> {
     /// no blow at all: a 1 g ball to CMU 01_01's chest as it jumped bent the spine by 0.32°
     /// at a tenth of the gains and 0.59° at 2.5 %, against 0.008° without the reflex delay;
     /// with the hold taken at step k, about as much (the implicit damping's share is the
-    /// larger); at k + 1, 0.019° (the trunk alone, before the hips yielded too). Zero when the unperturbed path is not at hand (another run's
-    /// settings, or the clip's last step).
+    /// larger); at k + 1, 0.019° (the trunk alone, before the hips yielded too). Zero
+    /// when the unperturbed path is not at hand (another run's settings, or the clip's
+    /// last step).
     fn hold_unperturbed_path(&mut self, scale: f64) {
         self.reflex_hold.fill(Vector3::zeros());
         let settings = (self.opts, self.contact);
@@ -427,9 +428,7 @@ mod tests {
     use crate::sim::{SimOptions, Simulation};
     use crate::{Character, CharacterOptions};
 
-    /// While the reflex is late after a handball to the pelvis, the trunk's and hips'
-    /// stiffness is the schedule's times the reflex's scale, a knee's, an arm's and an
-    /// ankle's the schedule's; once it has passed, every joint is back on the schedule.
+    /// The repository's demo walk.
     fn demo_walk() -> Character {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
         Character::load(&path, &CharacterOptions::default()).expect("demo walk")
@@ -446,6 +445,9 @@ mod tests {
         sim
     }
 
+    /// While the reflex is late after a handball to the pelvis, the trunk's and hips'
+    /// stiffness is the schedule's times the reflex's scale, a knee's, an arm's and an
+    /// ankle's the schedule's; once it has passed, every joint is back on the schedule.
     #[test]
     fn the_trunk_and_hips_yield_while_the_reflex_is_late() {
         use crate::skeleton::Role;

@@ -18,12 +18,12 @@
 //! from a little below).
 //!
 //! Only the trunk (the joints from the pelvis up to the chest), the hips (since stop 40,
-//! [`reflex_joints`]) and the root spring give way. Measured over 160 random handball throws at the shared clips, softening every
-//! joint (fraction 0.1–0.2) made the limbs and the head flail (median peak deviation of
-//! hand, forearm and foot hits 12° → 30–42°, head hits 10° → 33–44°) and knocked 12 to 22
-//! of the 160 runs down (4 without). The trunk and the root spring, and only for blows on
-//! them ([`reflex_triggers`]), at a tenth of the stiffness, nearly doubled the median of
-//! trunk, pelvis and thigh hits
+//! [`reflex_joints`]) and the root spring give way. Measured over 160 random handball
+//! throws at the shared clips, softening every joint (fraction 0.1–0.2) made the limbs
+//! and the head flail (median peak deviation of hand, forearm and foot hits 12° → 30–42°,
+//! head hits 10° → 33–44°) and knocked 12 to 22 of the 160 runs down (4 without). The
+//! trunk and the root spring, and only for blows on them ([`reflex_triggers`]), at a tenth
+//! of the stiffness, nearly doubled the median of trunk, pelvis and thigh hits
 //! (4.6° → 8.3°), leave limbs and heads as they were, and knock 7 runs down; the trunk
 //! alone, 8.5° and 4. The root spring's part is what moves the pelvis: the criterion holds
 //! in 10 runs of 40 with the trunk alone. Its price is a lower knock-down threshold (the
@@ -34,8 +34,9 @@
 use crate::skeleton::{Model, Role};
 
 /// How the figure yields right after an impact on its trunk ([`reflex_triggers`]): the
-/// stiffness of the trunk's and hips' joints ([`reflex_joints`]) (and with it their damping, `damping_time × stiffness`) is
-/// scaled by `stiffness_fraction`, and the root spring's frequencies by
+/// stiffness of the trunk's and hips' joints ([`reflex_joints`]; with it their damping,
+/// `damping_time × stiffness`) is scaled by `stiffness_fraction`, and the root spring's
+/// frequencies by
 /// `root_frequency_fraction`, for `latency_s` after a ball's first contact; both then return
 /// linearly to full over `ramp_s`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -109,8 +110,8 @@ impl ImpactReflex {
         }
     }
 
-    /// The factor on the yielding joints' stiffness `since_hit_s` seconds after a ball's first
-    /// contact (1 before it, and once the ramp is over).
+    /// The factor on the yielding joints' stiffness `since_hit_s` seconds after a ball's
+    /// first contact (1 before it, and once the ramp is over).
     pub fn stiffness_scale(&self, since_hit_s: f64) -> f64 {
         let a = self.stiffness_fraction.min(1.0);
         a + (1.0 - a) * self.recovered(since_hit_s)
