@@ -46,6 +46,13 @@ pub struct ContactOptions {
     pub restitution_threshold: f64,
     /// Contacts within this gap (m) at the start of a step count as touching.
     pub margin: f64,
+    /// Try the reference's expected floor impulses (the inverse dynamics' support split)
+    /// as the LCP's solution of the character's floor rows before building their Delassus
+    /// matrix: taken when every supported point then moves with its surface, which holds
+    /// on the unperturbed path (the feedforward and any run's steps before a hit), and
+    /// refused, for the next 64 contact phases, once a push has moved the figure off it.
+    /// Off: every contact phase solves the LCP.
+    pub expected_impulses: bool,
 }
 
 impl Default for ContactOptions {
@@ -58,6 +65,7 @@ impl Default for ContactOptions {
             directions: 4,
             restitution_threshold: 0.3,
             margin: 1e-4,
+            expected_impulses: true,
         }
     }
 }
@@ -150,8 +158,13 @@ pub struct ContactReport {
     pub contacts: usize,
     /// Lemke pivots (or, when `warm_started`, rounds of active-set changes).
     pub pivots: usize,
-    /// The LCP was solved from the previous step's active set, without Lemke.
+    /// The LCP was answered without Lemke: from the previous step's active set, or (see
+    /// `expected`) by the reference's expected floor impulses.
     pub warm_started: bool,
+    /// The character's floor rows took the impulses the reference's support split expects
+    /// (they solved the LCP as they were: every supported point moves with its surface,
+    /// within `EXPECTED_TOLERANCE_M_S`), with no Delassus matrix built for them.
+    pub expected: bool,
     /// Impulse the root's holder received because of the contacts (world, N·s): a pinned
     /// root's rows, or a spring-held root's implicit spring answering the contacts' change
     /// of its velocity — what the "hand of god" absorbed.
