@@ -183,8 +183,11 @@ pub fn reflex_triggers(model: &Model) -> Vec<bool> {
 /// criterion of issue #13 in 104 runs with the trunk alone, 107 with the hips too (29 of
 /// the 40 at t = 1 s instead of 27); with the knees as well 110, but a 1 g tap then moved
 /// the demo walk's joints 0.083° off its path (0.013° without the reflex delay; the hips
-/// alone 0.024°: the held torques match the loaded knees' implicit feedback less well),
-/// and 6 of 480 random handballs did not recover instead of 4. With the hips, over those
+/// alone 0.024°), and 6 of 480 random handballs did not recover instead of 4. Not the
+/// hold (stop 42: a hold equal to the step's own linearised feedback changed nothing, and
+/// a 1 µg ball moves the walk as much): the soft loaded knees leave the path by
+/// themselves, half of it through the post-stabilisation's metric, which their gains
+/// are part of. With the hips, over those
 /// 480 (`batch --variations 24 --balls 1`) the runs first struck on the trunk, pelvis or
 /// a thigh move by a median 5.2° instead of 4.9° and the pelvis 1.80 cm instead of 1.56;
 /// 8 fall either way, 3 do not recover (4); blows to limbs and heads, which set off no
