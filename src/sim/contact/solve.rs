@@ -69,8 +69,10 @@ const WARM_START_TOLERANCE: f64 = 1e-12;
 /// Rounds of active-set changes tried from the last step's support before Lemke.
 const WARM_START_ROUNDS: usize = 8;
 
-/// Build the Delassus matrix of `rows`, solve the frictional LCP (falling back, reported,
-/// to no restitution and no friction) and apply the impulses to the character and balls.
+/// The impulses of a contact phase's `rows`, applied to the character and balls: the
+/// floor's expected ones when they solve the LCP ([`accept_expected`]), else (and for
+/// balls apart from the character) the frictional LCP from its Delassus matrix (falling
+/// back, reported, to no restitution and no friction).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn solve_and_apply(
     model: &Model,
@@ -143,11 +145,12 @@ pub(super) fn solve_and_apply(
         ws,
         report,
     );
-    ws.warm_start = None;
     if apart.is_empty() {
+        ws.warm_start = None;
         ws.scratch = sc;
         return Ok(());
     }
+    // the balls apart: their LCP from the last step's warm start (looked up by row)
     sc.u_free.clear();
     sc.u_free.extend_from_slice(stepper.velocities());
     let start = LcpStart {
