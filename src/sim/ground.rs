@@ -7,9 +7,10 @@
 //! with the reference's own contact point: its height and velocity. So a foot that rolls
 //! onto its toes, or floats a centimetre above the percentile floor in the data, meets its
 //! contact exactly where the feedforward expects it, and an unperturbed run receives
-//! exactly the floor impulses the inverse dynamics assumed (its row carries them as the
-//! contact LCP's first guess: the frictional LCP can have other solutions, such as a
-//! landing foot lifting off while the other takes the load). Every other point stays above
+//! exactly the floor impulses the inverse dynamics assumed (its row carries them: the
+//! contact phase takes them where they solve the LCP, and guesses the LCP's active set
+//! from them otherwise; the frictional LCP has other solutions, such as a landing foot
+//! lifting off while the other takes the load). Every other point stays above
 //! the floor, or above its own reference height where the data put it lower (so the
 //! recording's stray low frames are not pushed up), with 1 mm of slack for the O(h²)
 //! difference between the linearised and the exact position update.

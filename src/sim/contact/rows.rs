@@ -29,8 +29,9 @@ pub struct FloorRow {
     pub friction: f64,
     /// The floor's impulse over the step that the reference expects at a supporting point
     /// (world, N·s; [`SupportContact::impulse`](crate::sim::support::SupportContact)),
-    /// `None` elsewhere: the contact LCP's first guess of which of the row's variables
-    /// carry (see `solve_lcp`).
+    /// `None` elsewhere: taken as they are where they solve the contact LCP (see
+    /// `accept_expected`), else its first guess of which of the row's variables carry (see
+    /// `solve_lcp`).
     pub expected_impulse: Option<Vector3<f64>>,
     /// Which of the character's contact points this is (stable from step to step: the
     /// contact LCP matches rows across steps by it to start from the last active set).
