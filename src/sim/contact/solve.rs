@@ -140,11 +140,11 @@ pub(super) fn solve_and_apply(
         stepper,
         balls,
         floor,
-        &sc,
+        &mut sc,
         root_impulse,
         ws,
         report,
-    );
+    )?;
     if apart.is_empty() {
         ws.warm_start = None;
         ws.scratch = sc;
@@ -308,8 +308,9 @@ fn lcp_and_apply(
     let du = &mut sc.du;
     du.clear();
     du.resize(n, Vector6::zeros());
+    let mut root_rows = None;
     if pushed {
-        let root_rows = if stepper.options().drift == Drift::ImprovedImplicit {
+        root_rows = Some(if stepper.options().drift == Drift::ImprovedImplicit {
             rhs.rows.fill(Vector6::zeros());
             stepper.kkt().solve(rhs).map_err(|e| ContactError::Lcp {
                 t,
@@ -319,10 +320,6 @@ fn lcp_and_apply(
             stepper.add_velocities(du);
             rhs.rows[0]
         } else {
-            let before = &mut sc.before;
-            before.clear();
-            before.extend_from_slice(&sc.u_free);
-            let root_before = start.root_impulse;
             stepper
                 .resolve_with_impulses(&rhs.body)
                 .map_err(|e| ContactError::Lcp {
@@ -331,27 +328,14 @@ fn lcp_and_apply(
                 })?;
             for (d, (a, b)) in du
                 .iter_mut()
-                .zip(stepper.velocities().iter().zip(before.iter()))
+                .zip(stepper.velocities().iter().zip(&sc.u_free))
             {
                 *d = a - b;
             }
-            stepper.root_impulse() - root_before
-        };
-        // what holds the root answers too: a pinned root's rows, or the implicit spring's
-        // reaction (so the momentum balance closes with either)
-        let spring = stepper.root_spring_reaction(&du[0]);
-        report.root_impulse += Vector3::new(root_rows[0], root_rows[1], root_rows[2])
-            + Vector3::new(spring[0], spring[1], spring[2]);
-    }
-    if !du.iter().all(|x| x.iter().all(|v| v.is_finite())) {
-        return Err(ContactError::Lcp {
-            t,
-            message: "non-finite impulse response".into(),
+            stepper.root_impulse() - start.root_impulse
         });
     }
-    for (b, body) in model.bodies.iter().enumerate() {
-        report.character_momentum += Vector3::new(du[b][0], du[b][1], du[b][2]) * body.mass;
-    }
+    report_character_response(model, stepper, du, root_rows, report, t)?;
     for (i, b) in balls.iter().enumerate() {
         report.ball_momentum += ball_dv[i].0 * b.params.mass;
     }
@@ -428,19 +412,20 @@ fn accept_expected(
     Ok(ok)
 }
 
-/// The contact phase's report and the balls' velocities after [`accept_expected`].
+/// The contact phase's report and the balls' velocities after [`accept_expected`]
+/// (`sc.du`: the character's velocity change, written here).
 #[allow(clippy::too_many_arguments)]
 fn finish_expected(
     inputs: &PhaseInputs,
     stepper: &Stepper,
     balls: &mut [Ball],
     rows: &[ContactRow],
-    sc: &PhaseScratch,
+    sc: &mut PhaseScratch,
     root_start: Vector6<f64>,
     ws: &mut ContactWorkspace,
     report: &mut ContactReport,
-) {
-    let (model, v_free) = (inputs.model, inputs.v_free);
+) -> Result<(), ContactError> {
+    let (model, v_free, t) = (inputs.model, inputs.v_free, inputs.t);
     report.contacts += rows.len();
     report.warm_started = true;
     report.expected = true;
@@ -457,19 +442,50 @@ fn finish_expected(
             ws.touching.insert(at, b);
         }
     }
-    let u = stepper.velocities();
-    let du0 = u[0] - sc.u_free[0];
+    sc.du.clear();
+    sc.du.extend(
+        stepper
+            .velocities()
+            .iter()
+            .zip(&sc.u_free)
+            .map(|(a, b)| a - b),
+    );
     let root_rows = stepper.root_impulse() - root_start;
-    let spring = stepper.root_spring_reaction(&du0);
-    report.root_impulse += Vector3::new(root_rows[0], root_rows[1], root_rows[2])
-        + Vector3::new(spring[0], spring[1], spring[2]);
-    for (b, body) in model.bodies.iter().enumerate() {
-        let d = u[b] - sc.u_free[b];
-        report.character_momentum += Vector3::new(d[0], d[1], d[2]) * body.mass;
-    }
+    report_character_response(model, stepper, &sc.du, Some(root_rows), report, t)?;
     for (i, b) in balls.iter_mut().enumerate() {
         b.v = v_free[i];
     }
+    Ok(())
+}
+
+/// What a contact phase's impulses did to the character, into `report`: the momentum of
+/// its velocity change `du` (per body, linear then angular) and, when it was pushed, what
+/// held its root — the root rows' impulse change `root_rows` (a pinned root's) plus the
+/// implicit spring's reaction to the root's velocity change, so the momentum balance
+/// closes with either. A non-finite `du` is an error.
+fn report_character_response(
+    model: &Model,
+    stepper: &Stepper,
+    du: &[Vector6<f64>],
+    root_rows: Option<Vector6<f64>>,
+    report: &mut ContactReport,
+    t: f64,
+) -> Result<(), ContactError> {
+    if let Some(r) = root_rows {
+        let spring = stepper.root_spring_reaction(&du[0]);
+        report.root_impulse +=
+            Vector3::new(r[0], r[1], r[2]) + Vector3::new(spring[0], spring[1], spring[2]);
+    }
+    if !du.iter().all(|x| x.iter().all(|v| v.is_finite())) {
+        return Err(ContactError::Lcp {
+            t,
+            message: "non-finite impulse response".into(),
+        });
+    }
+    for (b, body) in model.bodies.iter().enumerate() {
+        report.character_momentum += Vector3::new(du[b][0], du[b][1], du[b][2]) * body.mass;
+    }
+    Ok(())
 }
 
 /// The rows' free velocities relative to the surfaces (after the free step), with Newton
@@ -729,9 +745,8 @@ pub(super) struct PhaseScratch {
     lcp: SupportScratch,
     /// The LCP's solution.
     z: DVector<f64>,
-    /// The character's velocity change from the impulses, and its velocities before them.
+    /// The character's velocity change from the impulses.
     du: Vec<Vector6<f64>>,
-    before: Vec<Vector6<f64>>,
     /// The expected impulses tried as the LCP's solution, per body.
     candidate: Vec<Vector6<f64>>,
 }
@@ -753,7 +768,6 @@ impl Default for PhaseScratch {
             lcp: SupportScratch::default(),
             z: DVector::zeros(0),
             du: Vec::new(),
-            before: Vec::new(),
             candidate: Vec::new(),
         }
     }
