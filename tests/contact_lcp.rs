@@ -155,6 +155,48 @@ fn random_p_matrices_sizes_1_to_40() {
     );
 }
 
+/// The basis refactorisation (B⁻¹ rebuilt from its dense block of basic z's and z0, the
+/// unit columns of basic w's eliminated by hand) against the product-form updates alone:
+/// refactoring after every pivot and never give the same (unique, P-matrix) solution,
+/// and each solves the LCP. A wrong block inverse would send the pivots astray.
+#[test]
+fn refactoring_the_basis_every_pivot_changes_no_answer() {
+    let mut rng = Rng(77);
+    let every = LemkeOptions {
+        refactor_every: 1,
+        ..LemkeOptions::default()
+    };
+    let never = LemkeOptions {
+        refactor_every: 0,
+        ..LemkeOptions::default()
+    };
+    let mut refactored_pivots = 0;
+    for kind in [Kind::Spd, Kind::DiagDominant, Kind::SpdPlusSkew] {
+        for n in [1, 2, 5, 12, 30, 48] {
+            for trial in 0..4 {
+                let m = p_matrix(&mut rng, n, kind);
+                let q = DVector::from_fn(n, |_, _| rng.uniform(-1.0, 1.0));
+                let what = format!("{kind:?} n {n} trial {trial}");
+                let a = lemke_with(&m, &q, &every).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let b = lemke_with(&m, &q, &never).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_solves(&m, &q, &a, &what);
+                assert_solves(&m, &q, &b, &what);
+                let scale = 1.0 + b.z.amax();
+                assert!(
+                    (&a.z - &b.z).amax() <= 1e-9 * scale,
+                    "{what}: refactored z differs by {:e}",
+                    (&a.z - &b.z).amax()
+                );
+                refactored_pivots += a.pivots;
+            }
+        }
+    }
+    assert!(
+        refactored_pivots > 500,
+        "the test must refactor: {refactored_pivots} pivots"
+    );
+}
+
 #[test]
 fn badly_scaled_spd() {
     // Inverse masses of a 0.45 kg ball next to a 70 kg body, impulses of ~1e-3 N·s.

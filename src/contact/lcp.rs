@@ -403,21 +403,7 @@ impl Tableau<'_> {
         2 * self.n
     }
 
-    /// Column of variable `var` in `I w − M z − e z0 = q`.
-    fn column(&self, var: usize) -> DVector<f64> {
-        let n = self.n;
-        if var < n {
-            let mut c = DVector::zeros(n);
-            c[var] = 1.0;
-            c
-        } else if var < 2 * n {
-            -self.m.column(var - n)
-        } else {
-            DVector::from_element(n, -1.0)
-        }
-    }
-
-    /// `B⁻¹ · column(var)`.
+    /// `B⁻¹ ·` the column of variable `var` in `I w − M z − e z0 = q`.
     fn transformed_column(&self, var: usize) -> DVector<f64> {
         let n = self.n;
         if var < n {
@@ -455,35 +441,127 @@ impl Tableau<'_> {
         self.basis[r] = entering;
     }
 
-    /// LU factors of the current basis matrix.
-    fn basis_lu(&self) -> nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn> {
+    /// The basis matrix reduced to its dense block, factored: B's columns of basic w's
+    /// are unit vectors, so with W the rows of basic w's and N the others (as many as the
+    /// basic z's and z0, S), `B x = q` splits into `B_NS x_S = q_N` and
+    /// `x_W = q_W − B_WS x_S`. Returns N (rows, in order), the basis positions of S and
+    /// the LU of B_NS: an |S|³ factorisation instead of n³ (a contact LCP's basis holds
+    /// a dozen z's of ~50 variables).
+    fn reduced_basis(
+        &self,
+    ) -> (
+        Vec<usize>,
+        Vec<usize>,
+        nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>,
+    ) {
         let n = self.n;
-        let mut b = DMatrix::zeros(n, n);
+        let mut w_basic = vec![false; n];
+        let mut dense = Vec::new();
         for (k, &var) in self.basis.iter().enumerate() {
-            b.set_column(k, &self.column(var));
+            if var < n {
+                w_basic[var] = true;
+            } else {
+                dense.push(k);
+            }
         }
-        b.lu()
+        let rows: Vec<usize> = (0..n).filter(|&i| !w_basic[i]).collect();
+        let bns = DMatrix::from_fn(rows.len(), dense.len(), |a, b| {
+            self.entry(rows[a], self.basis[dense[b]])
+        });
+        (rows, dense, bns.lu())
     }
 
-    /// Recomputes `B⁻¹` and `B⁻¹ q` from the basis by LU; keeps the updated ones if the
-    /// basis is numerically singular (it cannot be in exact arithmetic).
+    /// Row `i` of the column of variable `var` in `I w − M z − e z0 = q`.
+    fn entry(&self, i: usize, var: usize) -> f64 {
+        let n = self.n;
+        if var < n {
+            if var == i { 1.0 } else { 0.0 }
+        } else if var < 2 * n {
+            -self.m[(i, var - n)]
+        } else {
+            -1.0
+        }
+    }
+
+    /// `B⁻¹ q` from the reduced basis (see [`Self::reduced_basis`]); `None` if B_NS is
+    /// singular or the answer not finite.
+    fn solve_reduced(
+        &self,
+        rows: &[usize],
+        dense: &[usize],
+        lu: &nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>,
+    ) -> Option<DVector<f64>> {
+        let n = self.n;
+        // (an all-w basis is the identity: nothing to factor)
+        let xs = if rows.is_empty() {
+            DVector::zeros(0)
+        } else {
+            lu.solve(&DVector::from_fn(rows.len(), |a, _| self.q[rows[a]]))?
+        };
+        let mut x = DVector::zeros(n);
+        for (b, &k) in dense.iter().enumerate() {
+            x[k] = xs[b];
+        }
+        for (k, &var) in self.basis.iter().enumerate() {
+            if var < n {
+                let mut v = self.q[var];
+                for (b, &kd) in dense.iter().enumerate() {
+                    v -= self.entry(var, self.basis[kd]) * xs[b];
+                }
+                x[k] = v;
+            }
+        }
+        x.iter().all(|v| v.is_finite()).then_some(x)
+    }
+
+    /// Recomputes `B⁻¹` and `B⁻¹ q` from the basis (reduced to its dense block, see
+    /// [`Self::reduced_basis`]); keeps the updated ones if the basis is numerically
+    /// singular (it cannot be in exact arithmetic).
     fn refactor(&mut self) {
-        let lu = self.basis_lu();
-        if let Some(inv) = lu.try_inverse()
-            && inv.iter().all(|v| v.is_finite())
-            && let Some(x) = lu.solve(self.q)
-            && x.iter().all(|v| v.is_finite())
-        {
+        let n = self.n;
+        let (rows, dense, lu) = self.reduced_basis();
+        let Some(x) = self.solve_reduced(&rows, &dense, &lu) else {
+            return;
+        };
+        let bns_inv = if rows.is_empty() {
+            DMatrix::zeros(0, 0)
+        } else {
+            let Some(inv) = lu.try_inverse() else {
+                return;
+            };
+            inv
+        };
+        // B⁻¹ by blocks: the S positions read q_N through B_NS⁻¹; a basic w_i reads q_i
+        // less B_WS B_NS⁻¹ q_N
+        let mut inv = DMatrix::zeros(n, n);
+        for (b, &k) in dense.iter().enumerate() {
+            for (a, &i) in rows.iter().enumerate() {
+                inv[(k, i)] = bns_inv[(b, a)];
+            }
+        }
+        for (k, &var) in self.basis.iter().enumerate() {
+            if var >= n {
+                continue;
+            }
+            inv[(k, var)] = 1.0;
+            for (a, &i) in rows.iter().enumerate() {
+                let mut v = 0.0;
+                for (b, &kd) in dense.iter().enumerate() {
+                    v -= self.entry(var, self.basis[kd]) * bns_inv[(b, a)];
+                }
+                inv[(k, i)] = v;
+            }
+        }
+        if inv.iter().all(|v| v.is_finite()) {
             self.binv = inv;
             self.x = x;
         }
     }
 
-    /// Recomputes only `B⁻¹ q` (the answer) by one LU solve of the final basis.
+    /// Recomputes only `B⁻¹ q` (the answer) by one solve of the final basis.
     fn resolve(&mut self) {
-        if let Some(x) = self.basis_lu().solve(self.q)
-            && x.iter().all(|v| v.is_finite())
-        {
+        let (rows, dense, lu) = self.reduced_basis();
+        if let Some(x) = self.solve_reduced(&rows, &dense, &lu) {
             self.x = x;
         }
     }

@@ -67,7 +67,7 @@ impl WarmStart {
 /// Round-off allowed in an accepted warm start, relative to the LCP's scale.
 const WARM_START_TOLERANCE: f64 = 1e-12;
 /// Rounds of active-set changes tried from the last step's support before Lemke.
-const WARM_START_ROUNDS: usize = 8;
+const WARM_START_ROUNDS: usize = 16;
 
 /// The impulses of a contact phase's `rows`, applied to the character and balls: the
 /// floor's expected ones when they solve the LCP ([`accept_expected`]), else (and for
