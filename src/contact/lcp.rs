@@ -492,6 +492,10 @@ impl Tableau<'_> {
         lu: &nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>,
     ) -> Option<DVector<f64>> {
         let n = self.n;
+        // (square whenever the basis' variables are distinct, as pivoting keeps them)
+        if rows.len() != dense.len() {
+            return None;
+        }
         // (an all-w basis is the identity: nothing to factor)
         let xs = if rows.is_empty() {
             DVector::zeros(0)
