@@ -543,15 +543,19 @@ impl Tableau<'_> {
                 inv[(k, i)] = bns_inv[(b, a)];
             }
         }
+        let mut bws = Vec::with_capacity(dense.len());
         for (k, &var) in self.basis.iter().enumerate() {
             if var >= n {
                 continue;
             }
             inv[(k, var)] = 1.0;
+            // row `var` of B_WS, read once for all of N's columns
+            bws.clear();
+            bws.extend(dense.iter().map(|&kd| self.entry(var, self.basis[kd])));
             for (a, &i) in rows.iter().enumerate() {
                 let mut v = 0.0;
-                for (b, &kd) in dense.iter().enumerate() {
-                    v -= self.entry(var, self.basis[kd]) * bns_inv[(b, a)];
+                for (b, e) in bws.iter().enumerate() {
+                    v -= e * bns_inv[(b, a)];
                 }
                 inv[(k, i)] = v;
             }
