@@ -792,6 +792,79 @@ fn a_predicted_linearisation_point_saves_chord_iterations_not_accuracy() {
     assert!(with_prediction < without, "{with_prediction} vs {without}");
 }
 
+/// u*: a velocity the step can reach at `s0` (the joint rows hold), here the step with
+/// the extra `wrench`; and its largest difference from the step without it (m/s, rad/s).
+fn wrenched_target(
+    model: &Model,
+    s0: &State,
+    torques: &SpringDamper,
+    wrench: &[(Vector3<f64>, Vector3<f64>)],
+    opts: StepOptions,
+) -> (Vec<Vector6<f64>>, f64) {
+    let mut stepper = Stepper::new(model, opts).unwrap();
+    stepper
+        .prepare(model, s0, &Root::Free, torques, None)
+        .unwrap();
+    stepper.solve(model, s0, &Root::Free).unwrap();
+    let unforced = stepper.velocities().to_vec();
+    stepper.resolve_with_external(wrench).unwrap();
+    let target = stepper.velocities().to_vec();
+    let change = target
+        .iter()
+        .zip(&unforced)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).amax()));
+    (target, change)
+}
+
+#[test]
+fn the_momentum_to_reach_a_velocity_lands_the_factored_step_there() {
+    // The discrete-time inverse dynamics finds its wrench from the step factored but not
+    // solved: `momentum_to_reach(u*)` is F(u*) − rhs, and solving the factored step with
+    // it as an external wrench (over h) lands on u* with the joint rows' multipliers at
+    // zero, the chord iterations converged there.
+    let mut rng = Rng(29);
+    for trial in 0..6 {
+        let (model, s0, torques, wrench) = wrenched_tree(&mut rng, 4 + 3 * trial);
+        let opts = converged_options();
+        let h = opts.h;
+        let (target, change) = wrenched_target(&model, &s0, &torques, &wrench, opts);
+        assert!(change > 1e-3, "trial {trial}: u* differs by {change}");
+
+        let mut stepper = Stepper::new(&model, opts).unwrap();
+        stepper
+            .prepare(&model, &s0, &Root::Free, &torques, None)
+            .unwrap();
+        // solving before factoring is refused
+        assert!(stepper.solve_factored(None).is_err());
+        stepper.factor(&model, &s0, &Root::Free).unwrap();
+        let n = model.bodies.len();
+        let mut impulse = vec![Vector6::zeros(); n];
+        stepper.momentum_to_reach(&target, &mut impulse).unwrap();
+        let extra: Vec<(Vector3<f64>, Vector3<f64>)> = impulse
+            .iter()
+            .map(|i| {
+                (
+                    Vector3::new(i[0], i[1], i[2]) / h,
+                    Vector3::new(i[3], i[4], i[5]) / h,
+                )
+            })
+            .collect();
+        stepper.solve_factored(Some(&extra)).unwrap();
+        stepper.converge().unwrap();
+        let miss = stepper
+            .velocities()
+            .iter()
+            .zip(&target)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).amax()));
+        assert!(
+            miss < 1e-10 * change,
+            "trial {trial}: lands {miss:e} from u* (u* is {change:e} away)"
+        );
+        // a second solve of the same factorisation is refused
+        assert!(stepper.solve_factored(None).is_err());
+    }
+}
+
 #[test]
 fn the_momentum_change_to_a_velocity_is_the_impulse_that_lands_there() {
     // The discrete-time inverse dynamics asks the step, between its linearised solve and
@@ -802,20 +875,7 @@ fn the_momentum_change_to_a_velocity_is_the_impulse_that_lands_there() {
     for trial in 0..6 {
         let (model, s0, torques, wrench) = wrenched_tree(&mut rng, 4 + 3 * trial);
         let opts = converged_options();
-        // u*: a velocity the step can reach at s0 (the joint rows hold), here the step
-        // with extra wrenches
-        let mut stepper = Stepper::new(&model, opts).unwrap();
-        stepper
-            .prepare(&model, &s0, &Root::Free, &torques, None)
-            .unwrap();
-        stepper.solve(&model, &s0, &Root::Free).unwrap();
-        let unforced = stepper.velocities().to_vec();
-        stepper.resolve_with_external(&wrench).unwrap();
-        let target = stepper.velocities().to_vec();
-        let change = target
-            .iter()
-            .zip(&unforced)
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).amax()));
+        let (target, change) = wrenched_target(&model, &s0, &torques, &wrench, opts);
         assert!(change > 1e-3, "trial {trial}: u* differs by {change}");
         let spin = s0.bodies.iter().fold(0.0f64, |m, b| m.max(b.w.amax()));
         assert!(spin > 0.5, "trial {trial}: the bodies turn ({spin} rad/s)");

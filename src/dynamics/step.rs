@@ -276,6 +276,9 @@ pub struct Stepper {
     /// The last solve left its chord iterations for later
     /// ([`solve_deferring_iterations`](Stepper::solve_deferring_iterations)).
     deferred: bool,
+    /// [`factor`](Stepper::factor) assembled and factored the step, and
+    /// [`solve_factored`](Stepper::solve_factored) has not solved it yet.
+    factored: bool,
     /// `kkt2` holds the factorisation of the last [`finish`](Stepper::finish)'s
     /// post-stabilisation ([`post_stabilization_factor`](Stepper::post_stabilization_factor)).
     post_factor: bool,
@@ -384,6 +387,7 @@ impl Stepper {
             report: StepReport::default(),
             t: 0.0,
             deferred: false,
+            factored: false,
             post_factor: false,
             side_sol: KktVector::zeros(n),
             side_offset: vec![Vector3::zeros(); n],
@@ -815,6 +819,99 @@ impl Stepper {
         Ok(())
     }
 
+    /// [`prepare`](Self::prepare)'s step assembled and factored, not solved: the
+    /// discrete-time inverse dynamics finds ψ from this factorisation
+    /// ([`kkt`](Self::kkt), [`momentum_to_reach`](Self::momentum_to_reach)) and then
+    /// solves the step once with it ([`solve_factored`](Self::solve_factored)), where it
+    /// solved with ψ = 0 and again with ψ: a solve per step fewer, in the precompute and in
+    /// every simulation step that takes the same path. Not available with
+    /// [`Drift::ImprovedImplicit`], whose second stage needs the first solved.
+    pub fn factor(&mut self, model: &Model, state: &State, root: &Root) -> Result<(), StepError> {
+        if self.opts.drift == Drift::ImprovedImplicit {
+            return Err(StepError::BadInput(
+                "factoring without solving is not available with the improved implicit scheme"
+                    .into(),
+            ));
+        }
+        self.assemble_and_factor(model, state, root)?;
+        self.factored = true;
+        Ok(())
+    }
+
+    /// Solve the step [`factor`](Self::factor) left, with extra external wrenches (world;
+    /// per body force N, torque about the COM N·m) in its right-hand side, leaving the
+    /// chord iterations to what follows as
+    /// [`solve_deferring_iterations`](Self::solve_deferring_iterations) does (a re-solve
+    /// with contact impulses, [`converge`](Self::converge) or [`finish`](Self::finish)).
+    pub fn solve_factored(
+        &mut self,
+        extra: Option<&[(Vector3<f64>, Vector3<f64>)]>,
+    ) -> Result<(), StepError> {
+        if !std::mem::take(&mut self.factored) {
+            return Err(StepError::BadInput(
+                "solve_factored needs a step factored by `factor` and not yet solved".into(),
+            ));
+        }
+        if let Some(extra) = extra {
+            self.external_rhs_change(extra)?;
+            for b in 0..self.rhs_lin.len() {
+                let dr = self.res.body[b];
+                if !finite6(&dr) {
+                    return Err(StepError::NonFinite {
+                        t: self.t,
+                        body: b,
+                        what: "external wrench",
+                    });
+                }
+                // the bookkeeping of the chord iterations: rhs_lin is what the momentum
+                // rows balance (see `iterate_gyroscopic_at_most`)
+                self.rhs_lin[b] += dr;
+                self.sol.body[b] += dr;
+            }
+        }
+        self.solve_assembled(false, self.opts.h)
+    }
+
+    /// The impulse the step's momentum rows need, beyond the right-hand side they have,
+    /// to land on `target` (per body v, ω; m/s, rad/s) with the joint rows' multipliers
+    /// at zero: F(target) − rhs with F(u) = A u + N(ω) − G ω (the rotational rows in
+    /// momentum form, as the chord iterations converge them), per body N·s, then N·m·s.
+    /// Split by the tree's sweep into joint impulses Jᵀλ and torques Hᵀ(hψ), it is the
+    /// discrete-time inverse dynamics' wrench; a velocity on the joint rows (J target = 0)
+    /// is then reached by [`solve_factored`](Self::solve_factored) with Hᵀψ alone, the
+    /// rows supplying the Jᵀλ part. Needs the step factored (or solved); not available
+    /// with [`Drift::ImprovedImplicit`].
+    pub fn momentum_to_reach(
+        &self,
+        target: &[Vector6<f64>],
+        out: &mut [Vector6<f64>],
+    ) -> Result<(), StepError> {
+        let n = self.kkt.len();
+        if self.opts.drift == Drift::ImprovedImplicit {
+            return Err(StepError::BadInput(
+                "the momentum to reach a velocity is not available with the improved implicit scheme"
+                    .into(),
+            ));
+        }
+        if target.len() != n || out.len() != n {
+            return Err(StepError::BadInput(format!(
+                "momentum to reach {} velocities for {n} bodies",
+                target.len()
+            )));
+        }
+        self.kkt.momentum_rows(target, out);
+        let h = self.opts.h;
+        for b in 0..n {
+            let w = bottom(&target[b]);
+            let rot = gyro_n(h, &self.iw[b], &w) - self.gyro_jac[b] * w;
+            out[b] -= self.rhs_lin[b];
+            for k in 0..3 {
+                out[b][3 + k] += rot[k];
+            }
+        }
+        Ok(())
+    }
+
     fn solve_with(
         &mut self,
         model: &Model,
@@ -822,7 +919,24 @@ impl Stepper {
         root: &Root,
         iterate: bool,
     ) -> Result<(), StepError> {
+        let he = self.assemble_and_factor(model, state, root)?;
+        self.solve_assembled(iterate, he)?;
+        if self.opts.drift != Drift::ImprovedImplicit {
+            return Ok(());
+        }
+        self.improved_second_stage(model, state, root)
+    }
+
+    /// Assemble M̃ and the right-hand sides of the step (into `sol`) and factor; the
+    /// step's effective h (h, or h/2 for the improved scheme's first stage) is returned.
+    fn assemble_and_factor(
+        &mut self,
+        model: &Model,
+        state: &State,
+        root: &Root,
+    ) -> Result<f64, StepError> {
         self.deferred = false;
+        self.factored = false;
         let h = self.opts.h;
         let t = self.t;
         let improved = self.opts.drift == Drift::ImprovedImplicit;
@@ -924,23 +1038,40 @@ impl Stepper {
         self.kkt
             .factor()
             .map_err(|e| StepError::Singular { t, source: e })?;
+        Ok(he)
+    }
+
+    /// Solve the assembled and factored step (`sol` holds its right-hand sides), then
+    /// iterate the rotational rows, or leave the iterations for later.
+    fn solve_assembled(&mut self, iterate: bool, he: f64) -> Result<(), StepError> {
         self.kkt
             .solve(&mut self.sol)
-            .map_err(|e| StepError::Singular { t, source: e })?;
+            .map_err(|e| StepError::Singular {
+                t: self.t,
+                source: e,
+            })?;
         if iterate {
             self.report.gyroscopic_iterations += self.iterate_gyroscopic(he)?;
         } else {
             self.deferred = true;
         }
+        self.u_new.copy_from_slice(&self.sol.body);
+        self.u_pos.copy_from_slice(&self.sol.body);
+        Ok(())
+    }
 
-        if !improved {
-            self.u_new.copy_from_slice(&self.sol.body);
-            self.u_pos.copy_from_slice(&self.sol.body);
-            return Ok(());
-        }
-
-        // ---- improved implicit, stage 2: mid-point momentum step with the half-step
-        // multipliers at the half-step pose, plus a velocity projection at p⁺.
+    /// The improved implicit scheme's second stage, after its first solved: a mid-point
+    /// momentum step with the half-step multipliers at the half-step pose, plus a
+    /// velocity projection at p⁺.
+    fn improved_second_stage(
+        &mut self,
+        model: &Model,
+        state: &State,
+        root: &Root,
+    ) -> Result<(), StepError> {
+        let h = self.opts.h;
+        let t = self.t;
+        let n = model.bodies.len();
         self.u_pos.copy_from_slice(&self.sol.body);
         for b in 0..n {
             let s = &state.bodies[b];

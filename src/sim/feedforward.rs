@@ -5,15 +5,15 @@
 //! ψ_k is chosen so that one step from the state at t_k lands on the velocity u* that
 //! takes the bodies to the reference pose at t_{k+1} (projected onto the joint
 //! constraints at t_k, which the step enforces): with the step's momentum rows
-//! `F(u) − Jᵀλ = rhs + h·Hᵀψ`, the generalised force `F(u*) − F(u₀)` (u₀: the same step
-//! with ψ = 0) is split by the O(n) tree sweep into Jᵀλ + Hᵀ(hψ) + J_rᵀλ_r. ψ is computed
-//! along the integrator's own unperturbed path, re-targeting the reference pose every
-//! step, so the O(h²) per-step mismatch between joint-space and body-space updates does
-//! not accumulate. ψ is an external torque (no gradient), so it changes only the step's
-//! right-hand side: both the feedforward and every simulation step solve with ψ = 0 and
-//! then add ψ by re-solving with the same factorisation. The feedforward thus costs one
-//! factorisation per step, not two, and an unperturbed simulation reproduces its path to
-//! the last bit.
+//! `F(u) − Jᵀλ = rhs + h·Hᵀψ`, the generalised force `F(u*) − rhs` is split by the O(n)
+//! tree sweep into Jᵀλ + Hᵀ(hψ) + J_rᵀλ_r. ψ is computed along the integrator's own
+//! unperturbed path, re-targeting the reference pose every step, so the O(h²) per-step
+//! mismatch between joint-space and body-space updates does not accumulate. ψ is an
+//! external torque (no gradient), so it changes only the step's right-hand side: both
+//! the feedforward and every simulation step factor the step, and solve it once with ψ
+//! (the feedforward finds ψ from that factorisation, before the solve). The feedforward
+//! thus costs one factorisation and one solve per step, as a simulation step does, and
+//! an unperturbed simulation reproduces its path to the last bit.
 
 use crate::dynamics::control::{feedforward_torque, feedforward_torque_in_frame};
 use crate::dynamics::inverse::{InverseWorkspace, JointTorques, wrench_to_joint_torques_in_frames};
@@ -205,10 +205,10 @@ impl Simulation<'_> {
                     "the feedforward needs the root held to its mocap path".into(),
                 ));
             }
-            // u₀: the step with ψ = 0, solved (linearised, its iterations deferred) but not
-            // finished: ψ is then added by re-solving with its factorisation, exactly as
-            // `step` does.
-            self.solve_without_feedforward(&root, None, None, t)?;
+            // The step factored, not yet solved: ψ is found from its factorisation and
+            // then the step is solved once with it, exactly as `step` does. (The improved
+            // implicit scheme can't be split: its step with ψ = 0, u₀, is solved.)
+            self.factor_step(&root, None, None, t)?;
             // u*: body displacements to the reference pose at t+h, projected onto the
             // joint rows at p_k (and a pinned root's rows: its target twist) in the metric
             // the post-stabilisation corrects in (see `Projection`). With the step's own
@@ -256,8 +256,10 @@ impl Simulation<'_> {
                     *u += d;
                 }
             }
-            // F(u*) − F(u₀), F(u) = A u − G ω + N(ω) (rotational rows in momentum form),
-            // with u₀ as the step holds it: linearised, its iterations still to come
+            // F(u*) − rhs, F(u) = A u − G ω + N(ω) (rotational rows in momentum form):
+            // the impulse the step needs to land on u*, of which the sweep below gives the
+            // joint rows their share (Jᵀλ) and ψ the rest. (The improved scheme: F(u*) −
+            // F(u₀), from its own solve.)
             if self.stepper.options().drift == Drift::ImprovedImplicit {
                 // the improved scheme's velocities come from its second stage: its own
                 // converged solve, and N taken at both ends
@@ -285,7 +287,7 @@ impl Simulation<'_> {
                 }
             } else {
                 self.stepper
-                    .momentum_change_to(&u_star, &mut x.body, &mut y.body)
+                    .momentum_to_reach(&u_star, &mut y.body)
                     .map_err(|e| step_error(self.character, e, t))?;
             }
             for (w, g) in wrenches.iter_mut().zip(&y.body) {
@@ -311,9 +313,9 @@ impl Simulation<'_> {
                 // The real step with ψ (the improved implicit scheme's stages can't be
                 // re-solved: a full step).
                 if self.stepper.options().drift == Drift::ImprovedImplicit {
-                    self.solve_without_feedforward(&root, Some(&psi), None, t)?;
+                    self.factor_step(&root, Some(&psi), None, t)?;
                 } else {
-                    self.add_feedforward(Some(&psi), None, t)?;
+                    self.solve_with_feedforward(Some(&psi), None, t)?;
                     // the root rows' impulse converged, as `finish` would leave it (the
                     // same iterations: the path is unchanged)
                     self.stepper
@@ -355,11 +357,11 @@ impl Simulation<'_> {
                 );
                 let residual = out.root_wrench() * h;
                 let psi = out.tau.clone();
-                // Then the step exactly as `step` takes it: ψ and the root's residual by
-                // re-solving, the floor's impulses from the contact LCP (which meets the
+                // Then the step exactly as `step` takes it: solved with ψ and the root's
+                // residual, the floor's impulses from the contact LCP (which meets the
                 // support points on the surfaces they move on), so an unperturbed run
                 // reproduces this path to the last bit.
-                self.add_feedforward(Some(&psi), Some(&residual), t)?;
+                self.solve_with_feedforward(Some(&psi), Some(&residual), t)?;
                 report = self.floor_contacts(&support, t)?;
                 split.record(&hand_of_god, &residual, standing);
                 root_impulse_all.push(residual);

@@ -470,10 +470,10 @@ impl<'c> Simulation<'c> {
         }
     }
 
-    /// Phase 1 of a step: prepare and solve with the tracking torques and `extra` only
-    /// (ψ follows in [`add_feedforward`](Self::add_feedforward)); with the improved
-    /// implicit scheme, whose stages can't be re-solved, with ψ as well.
-    pub(super) fn solve_without_feedforward(
+    /// Phase 1 of a step: prepare and factor with the tracking torques and `extra` (ψ
+    /// follows in [`solve_with_feedforward`](Self::solve_with_feedforward)); with the
+    /// improved implicit scheme, whose stages can't be split, solve with ψ as well.
+    pub(super) fn factor_step(
         &mut self,
         root: &Root,
         psi: Option<&[f64]>,
@@ -492,59 +492,66 @@ impl<'c> Simulation<'c> {
                 Some(&self.external),
             )
             .map_err(|e| step_error(self.character, e, t))?;
-        // the re-solve with ψ (or `add_feedforward`'s `converge`) runs the iterations
-        self.stepper
-            .solve_deferring_iterations(model, &self.state, root)
-            .map_err(|e| step_error(self.character, e, t))
+        let done = if improved {
+            self.stepper
+                .solve_deferring_iterations(model, &self.state, root)
+        } else {
+            self.stepper.factor(model, &self.state, root)
+        };
+        done.map_err(|e| step_error(self.character, e, t))
     }
 
-    /// Phase 2 of a step: add ψ_k by re-solving with the step's factorisation (ψ changes
-    /// only the right-hand side). The feedforward is computed through exactly these two
-    /// phases, so an unperturbed run reproduces its path to the last bit: without
-    /// feedback the open-loop figure amplifies any difference (~25/s on a light collar
-    /// bone), and a fresh solve with ψ, equal only to the chord iterations' tolerance,
-    /// diverged within a second.
-    /// With a spring-held root, the root's share of the feedforward (`root_impulse`, world;
-    /// N·s, N·m·s about its COM) is added the same way.
-    pub(super) fn add_feedforward(
+    /// Phase 2 of a step: solve the factored step with ψ_k (it changes only the
+    /// right-hand side, and the discrete-time inverse dynamics finds it from the same
+    /// factorisation). The feedforward is computed through exactly these two phases, so
+    /// an unperturbed run reproduces its path to the last bit: without feedback the
+    /// open-loop figure amplifies any difference (~25/s on a light collar bone), and a
+    /// step whose arithmetic differed only at the chord iterations' tolerance diverged
+    /// within a second. With a spring-held root, the root's share of the feedforward
+    /// (`root_impulse`, world; N·s, N·m·s about its COM) is added the same way. With the
+    /// improved implicit scheme (solved with ψ in phase 1), the iterations only.
+    pub(super) fn solve_with_feedforward(
         &mut self,
         psi: Option<&[f64]>,
         root_impulse: Option<&Vector6<f64>>,
         t: f64,
     ) -> Result<(), SimError> {
-        if (psi.is_none() && root_impulse.is_none())
-            || self.stepper.options().drift == Drift::ImprovedImplicit
-        {
-            // nothing to add, or already in the solve: the deferred iterations now
+        if self.stepper.options().drift == Drift::ImprovedImplicit {
             return self
                 .stepper
                 .converge()
                 .map_err(|e| step_error(self.character, e, t));
         }
-        for e in self.feedforward_wrench.iter_mut() {
-            *e = (Vector3::zeros(), Vector3::zeros());
+        let any = psi.is_some() || root_impulse.is_some();
+        if any {
+            for e in self.feedforward_wrench.iter_mut() {
+                *e = (Vector3::zeros(), Vector3::zeros());
+            }
+            let model = &self.character.model;
+            if let Some(psi) = psi {
+                // the step's `prepare` built its rows from the joints' frames at this state
+                add_feedforward_wrenches(
+                    model,
+                    &self.state,
+                    Some(self.stepper.joint_frames()),
+                    &self.offsets,
+                    psi,
+                    &mut self.feedforward_wrench,
+                );
+            }
+            if let Some(r) = root_impulse {
+                let h = self.opts.step;
+                self.feedforward_wrench[0].0 += Vector3::new(r[0], r[1], r[2]) / h;
+                self.feedforward_wrench[0].1 += Vector3::new(r[3], r[4], r[5]) / h;
+            }
         }
-        let model = &self.character.model;
-        if let Some(psi) = psi {
-            // the step's `prepare` built its rows from the joints' frames at this state
-            add_feedforward_wrenches(
-                model,
-                &self.state,
-                Some(self.stepper.joint_frames()),
-                &self.offsets,
-                psi,
-                &mut self.feedforward_wrench,
-            );
-        }
-        if let Some(r) = root_impulse {
-            let h = self.opts.step;
-            self.feedforward_wrench[0].0 += Vector3::new(r[0], r[1], r[2]) / h;
-            self.feedforward_wrench[0].1 += Vector3::new(r[3], r[4], r[5]) / h;
-        }
-        // the contact phase's re-solve (or `finish`) runs the iterations
-        self.stepper
-            .resolve_with_external_deferring_iterations(&self.feedforward_wrench)
-            .map_err(|e| step_error(self.character, e, t))
+        // the contact phase's re-solve (or `finish`) runs the iterations; with nothing
+        // added, they run now
+        let solved = self
+            .stepper
+            .solve_factored(any.then_some(self.feedforward_wrench.as_slice()))
+            .and_then(|()| if any { Ok(()) } else { self.stepper.converge() });
+        solved.map_err(|e| step_error(self.character, e, t))
     }
 
     /// The contact phase of a step: the balls, and with a spring-held root the floor under
@@ -633,14 +640,14 @@ impl<'c> Simulation<'c> {
         t: f64,
     ) -> Result<(), SimError> {
         let model = &self.character.model;
-        self.solve_without_feedforward(root, psi, extra, t)?;
+        self.factor_step(root, psi, extra, t)?;
         let root_impulse = match self.opts.root {
             RootMode::Spring(_) if fade.is_none() => {
                 self.feedforward.root_impulse.get(self.k).copied()
             }
             _ => None,
         };
-        self.add_feedforward(psi, root_impulse.as_ref(), t)?;
+        self.solve_with_feedforward(psi, root_impulse.as_ref(), t)?;
         // (taken out and put back: the contact phase borrows the simulation mutably)
         let support = match fade {
             Some(_) => None,
