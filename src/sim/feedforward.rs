@@ -19,7 +19,7 @@ use crate::dynamics::control::{feedforward_torque, feedforward_torque_in_frame};
 use crate::dynamics::inverse::{InverseWorkspace, JointTorques, wrench_to_joint_torques_in_frames};
 use crate::dynamics::kkt::{BlockTree, KktVector};
 use crate::dynamics::stabilize::{Drift, assemble_projection};
-use crate::dynamics::state::State;
+use crate::dynamics::state::{BodyState, State};
 use crate::dynamics::step::{Root, RootTarget};
 use crate::motion::kinematics::BodyKinematics;
 use crate::sim::balls::ContactReport;
@@ -121,6 +121,21 @@ pub(super) fn root_target(before: &BodyKinematics, after: &BodyKinematics, h: f6
         v: (after.x - before.x) / h,
         w: (after.q * before.q.inverse()).scaled_axis() / h,
     }
+}
+
+/// The wrench the root has to supply when every body needs `wrenches` (world; force N,
+/// torque about its COM N·m) and the joints supply the rest: their sum, as force (N) and
+/// torque about the root's COM (N·m). The joints' forces and torques are internal to the
+/// tree, so this is the root wrench the sweep ([`wrench_to_joint_torques_in_frames`])
+/// leaves, at a sixth of its cost (no joint frames, no 3 × 3 solves).
+fn root_wrench_of(bodies: &[BodyState], wrenches: &[(Vector3<f64>, Vector3<f64>)]) -> Vector6<f64> {
+    let x0 = bodies[0].x;
+    let (mut f, mut t) = (Vector3::zeros(), Vector3::zeros());
+    for (s, (fb, tb)) in bodies.iter().zip(wrenches) {
+        f += fb;
+        t += tb + (s.x - x0).cross(fb);
+    }
+    Vector6::new(f.x, f.y, f.z, t.x, t.y, t.z)
 }
 
 /// The right-hand side of a velocity projection on `tree`'s rows into `x`: body rows
@@ -296,9 +311,6 @@ impl Simulation<'_> {
                     Vector3::new(g[3], g[4], g[5]) / h,
                 );
             }
-            // the joints' frames at p_k, as the step's rows were built from them
-            let frames = self.stepper.joint_frames();
-            wrench_to_joint_torques_in_frames(model, frames, &wrenches, &mut ws, &mut out);
             poses.clear();
             poses.extend(start.bodies.iter().map(|s| (s.x, s.q)));
             let split_error =
@@ -309,6 +321,9 @@ impl Simulation<'_> {
                 self.contact_ws.clear_touching();
             }
             let psi = if !spring {
+                // the joints' frames at p_k, as the step's rows were built from them
+                let frames = self.stepper.joint_frames();
+                wrench_to_joint_torques_in_frames(model, frames, &wrenches, &mut ws, &mut out);
                 let psi = out.tau.clone();
                 // The real step with ψ (the improved implicit scheme's stages can't be
                 // re-solved: a full step).
@@ -335,7 +350,7 @@ impl Simulation<'_> {
                 // god; the floor takes its share at the support points (their impulses
                 // external to the tree), and the joints supply the rest of the wrenches:
                 // ψ = sweep(W − floor), the root keeps the residual.
-                let hand_of_god = out.root_wrench() * h;
+                let hand_of_god = root_wrench_of(&start.bodies, &wrenches) * h;
                 let mut support = split
                     .at(&poses, &u_star, &hand_of_god)
                     .map_err(split_error)?;
@@ -398,5 +413,54 @@ impl Simulation<'_> {
         ff.support_split = split.summary();
         ff.path = path;
         Ok(ff)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dynamics::inverse::wrench_to_joint_torques;
+    use crate::motion::reference::ReferenceScratch;
+    use crate::{Character, CharacterOptions};
+
+    /// The root wrench summed over the bodies is the one the tree's sweep leaves at the
+    /// root, for wrenches on every body of the demo walk's pose.
+    #[test]
+    fn the_summed_root_wrench_is_the_sweeps() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
+        let c = Character::load(&path, &CharacterOptions::default()).expect("demo walk");
+        let model = &c.model;
+        let n = model.num_bodies();
+        let mut kin = vec![BodyKinematics::default(); n];
+        c.reference
+            .sample(model, 0.7, &mut ReferenceScratch::default(), &mut kin);
+        let state = State::from_kinematics(&kin, 0.7);
+        // deterministic wrenches of tens of N and N·m
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 80.0 - 40.0
+        };
+        let wrenches: Vec<_> = (0..n)
+            .map(|_| {
+                (
+                    Vector3::new(next(), next(), next()),
+                    Vector3::new(next(), next(), next()),
+                )
+            })
+            .collect();
+        let q: Vec<_> = state.bodies.iter().map(|b| b.q).collect();
+        let (mut ws, mut out) = (InverseWorkspace::default(), JointTorques::default());
+        wrench_to_joint_torques(model, &q, &wrenches, &mut ws, &mut out);
+        let swept = out.root_wrench();
+        let summed = root_wrench_of(&state.bodies, &wrenches);
+        let miss = (summed - swept).amax();
+        assert!(swept.amax() > 10.0, "the root carries {swept}");
+        assert!(
+            miss < 1e-11 * swept.amax(),
+            "summed {summed} vs swept {swept}"
+        );
     }
 }
