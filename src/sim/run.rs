@@ -1,6 +1,6 @@
 //! Running a character through its clip under physics (METHOD §6–§8): the simulation's
 //! state and settings, setting it up (the feedforward first), and each step's phases —
-//! the solve with the tracking torques, ψ added by re-solving, the contact phase, the
+//! the step factored with the tracking torques, solved with ψ, the contact phase, the
 //! position update — then the run, reset, snapshots and restore. The feedforward is in
 //! `sim::feedforward`, the controller's targets and the let-go in `sim::controller`, the
 //! record and its resampling for export in `sim::record`.
@@ -182,7 +182,8 @@ pub struct Simulation<'c> {
     pub(super) kin: Vec<BodyKinematics>,
     pub(super) targets: JointTargets,
     pub(super) external: Vec<(Vector3<f64>, Vector3<f64>)>,
-    /// The wrenches of ψ_k alone (added by re-solving the step, see [`Self::step`]).
+    /// The wrenches of ψ_k alone (added to the factored step's right-hand side, see
+    /// [`Self::solve_with_feedforward`]).
     pub(super) feedforward_wrench: Vec<(Vector3<f64>, Vector3<f64>)>,
     pub(super) offsets: Vec<usize>,
     /// The bodies whose joints yield after an impact ([`ImpactReflex`]).
