@@ -849,6 +849,13 @@ fn the_momentum_to_reach_a_velocity_lands_the_factored_step_there() {
                 )
             })
             .collect();
+        // a non-finite wrench is refused and leaves the factored step as it was
+        let mut bad = extra.clone();
+        bad[n - 1].1.y = f64::NAN;
+        assert!(matches!(
+            stepper.solve_factored(Some(&bad)),
+            Err(StepError::NonFinite { .. })
+        ));
         stepper.solve_factored(Some(&extra)).unwrap();
         stepper.converge().unwrap();
         let miss = stepper

@@ -847,28 +847,30 @@ impl Stepper {
         &mut self,
         extra: Option<&[(Vector3<f64>, Vector3<f64>)]>,
     ) -> Result<(), StepError> {
-        if !std::mem::take(&mut self.factored) {
+        if !self.factored {
             return Err(StepError::BadInput(
                 "solve_factored needs a step factored by `factor` and not yet solved".into(),
             ));
         }
         if let Some(extra) = extra {
             self.external_rhs_change(extra)?;
+            // every wrench checked before any is added: an error leaves the step as it was
+            if let Some(b) = self.res.body.iter().position(|dr| !finite6(dr)) {
+                return Err(StepError::NonFinite {
+                    t: self.t,
+                    body: b,
+                    what: "external wrench",
+                });
+            }
             for b in 0..self.rhs_lin.len() {
                 let dr = self.res.body[b];
-                if !finite6(&dr) {
-                    return Err(StepError::NonFinite {
-                        t: self.t,
-                        body: b,
-                        what: "external wrench",
-                    });
-                }
                 // the bookkeeping of the chord iterations: rhs_lin is what the momentum
                 // rows balance (see `iterate_gyroscopic_at_most`)
                 self.rhs_lin[b] += dr;
                 self.sol.body[b] += dr;
             }
         }
+        self.factored = false;
         self.solve_assembled(false, self.opts.h)
     }
 

@@ -127,7 +127,7 @@ pub(super) fn root_target(before: &BodyKinematics, after: &BodyKinematics, h: f6
 /// torque about its COM N·m) and the joints supply the rest: their sum, as force (N) and
 /// torque about the root's COM (N·m). The joints' forces and torques are internal to the
 /// tree, so this is the root wrench the sweep ([`wrench_to_joint_torques_in_frames`])
-/// leaves, at a sixth of its cost (no joint frames, no 3 × 3 solves).
+/// leaves, without its joint frames and 3 × 3 solves.
 fn root_wrench_of(bodies: &[BodyState], wrenches: &[(Vector3<f64>, Vector3<f64>)]) -> Vector6<f64> {
     let x0 = bodies[0].x;
     let (mut f, mut t) = (Vector3::zeros(), Vector3::zeros());
