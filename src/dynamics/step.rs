@@ -855,13 +855,7 @@ impl Stepper {
         if let Some(extra) = extra {
             self.external_rhs_change(extra)?;
             // every wrench checked before any is added: an error leaves the step as it was
-            if let Some(b) = self.res.body.iter().position(|dr| !finite6(dr)) {
-                return Err(StepError::NonFinite {
-                    t: self.t,
-                    body: b,
-                    what: "external wrench",
-                });
-            }
+            self.check_rhs_change("external wrench")?;
             for b in 0..self.rhs_lin.len() {
                 let dr = self.res.body[b];
                 // the bookkeeping of the chord iterations: rhs_lin is what the momentum
@@ -1286,6 +1280,19 @@ impl Stepper {
         self.resolve_with_rhs_change("impulse", false)
     }
 
+    /// An error naming the first body whose right-hand-side change in `self.res.body`
+    /// (`what`, e.g. "external wrench") is not finite.
+    fn check_rhs_change(&self, what: &'static str) -> Result<(), StepError> {
+        match self.res.body.iter().position(|dr| !finite6(dr)) {
+            Some(body) => Err(StepError::NonFinite {
+                t: self.t,
+                body,
+                what,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Add `self.res.body` (a change of the momentum rows' right-hand side, N·s and
     /// N·m·s) to the last solve and solve again (see
     /// [`resolve_with_external`](Self::resolve_with_external)); `what` names the input in
@@ -1303,16 +1310,7 @@ impl Stepper {
         }
         let h = self.opts.h;
         let n = self.rhs_lin.len();
-        for b in 0..n {
-            let dr = self.res.body[b];
-            if !finite6(&dr) {
-                return Err(StepError::NonFinite {
-                    t: self.t,
-                    body: b,
-                    what,
-                });
-            }
-        }
+        self.check_rhs_change(what)?;
         for b in 0..n {
             self.rhs_lin[b] += self.res.body[b];
             self.res.rows[b].fill(0.0);
