@@ -228,13 +228,10 @@ pub(super) fn delassus_matrix(
     // times the side's wrench (its force, for a body pushed at a single point).
     let any_ball = on_balls.iter().any(|&b| b);
     // Rows whose response and entries are the negatives of an earlier row's (d = 4's
-    // friction edges ±t): not computed but copied with their sign flipped.
+    // friction edges ±t on the character): not computed but copied with their sign
+    // flipped. (Rows with a ball read the balls' responses instead: never mirrored.)
     mirror.clear();
-    if any_ball {
-        mirror.resize(nr, None);
-    } else {
-        opposite_rows(dirs, slotted, mirror);
-    }
+    opposite_rows(dirs, slotted, on_balls, mirror);
     let at = &mut ws.row_responses;
     at.resize(nr * m, Vector6::zeros());
     for (k, sides) in slotted.iter().enumerate() {
@@ -293,7 +290,13 @@ pub(super) fn delassus_matrix(
             }
             let sides = &slotted[row];
             column[row] = if on_balls[row] {
-                frame.velocity(row, uc, &ball_resp[k * nb..(k + 1) * nb])
+                // a ball apart from the character (on the ground, on another ball) feels
+                // nothing of a row without a ball: its velocity change is zero
+                if !on_balls[k] && sides == &[None, None] {
+                    0.0
+                } else {
+                    frame.velocity(row, uc, &ball_resp[k * nb..(k + 1) * nb])
+                }
             } else {
                 match sides {
                     [Some((s, w)), None] | [None, Some((s, w))] => w.dot(&us[*s]),
@@ -318,12 +321,14 @@ pub(super) fn delassus_matrix(
 }
 
 /// Per row, an earlier row of the same contact whose unit wrenches are its own negated,
-/// if any: a friction pyramid's opposite edges ±t (d = 4 makes them exact). Such a row's
+/// if any: a friction pyramid's opposite edges ±t (d = 4 makes them exact), among the
+/// rows without a ball (`on_balls` false: a ball's response is not in its wrenches). Such a row's
 /// impulse response and Delassus entries are the earlier row's negated: negation commutes
 /// with every rounding, so they are the same numbers but for the sign of an exact zero.
 fn opposite_rows(
     dirs: &[(usize, Vector3<f64>)],
     slotted: &[RowWrenches],
+    on_balls: &[bool],
     out: &mut Vec<Option<usize>>,
 ) {
     let opposite = |k: usize, j: usize| {
@@ -337,11 +342,14 @@ fn opposite_rows(
             })
     };
     out.extend((0..dirs.len()).map(|k| {
+        if on_balls[k] {
+            return None;
+        }
         let c = dirs[k].0;
         (0..k)
             .rev()
             .take_while(|&j| dirs[j].0 == c)
-            .find(|&j| opposite(k, j))
+            .find(|&j| !on_balls[j] && opposite(k, j))
     }));
 }
 
@@ -353,7 +361,7 @@ mod tests {
     /// [`opposite_rows`] into a new vector.
     fn mirrored(dirs: &[(usize, Vector3<f64>)], slotted: &[RowWrenches]) -> Vec<Option<usize>> {
         let mut out = Vec::new();
-        opposite_rows(dirs, slotted, &mut out);
+        opposite_rows(dirs, slotted, &vec![false; dirs.len()], &mut out);
         out
     }
 
@@ -421,5 +429,19 @@ mod tests {
         assert_eq!(mirror[4], None);
         assert_eq!(mirror[5], None);
         assert_eq!(mirror[8], Some(6));
+        // a ball's rows (no wrench on the character: both sides empty) never mirror, nor
+        // are they mirrored, and the character's rows beside them still are
+        let (dirs, mut slotted) = floor_rows(&points, 4);
+        let mut on_balls = vec![false; dirs.len()];
+        for k in [1, 6, 7, 8, 9] {
+            slotted[k] = [None, None];
+            on_balls[k] = true;
+        }
+        let mut mirror = Vec::new();
+        opposite_rows(&dirs, &slotted, &on_balls, &mut mirror);
+        // contact 0's edges as before; contact 1's (6..10, the ball's) none
+        let mut want = vec![None; dirs.len()];
+        (want[4], want[5]) = (Some(2), Some(3));
+        assert_eq!(mirror, want);
     }
 }
