@@ -322,9 +322,10 @@ pub(super) fn delassus_matrix(
 
 /// Per row, an earlier row of the same contact whose unit wrenches are its own negated,
 /// if any: a friction pyramid's opposite edges ±t (d = 4 makes them exact), among the
-/// rows without a ball (`on_balls` false: a ball's response is not in its wrenches). Such a row's
-/// impulse response and Delassus entries are the earlier row's negated: negation commutes
-/// with every rounding, so they are the same numbers but for the sign of an exact zero.
+/// rows without a ball (`on_balls` false: a ball's response is not in its wrenches).
+/// Such a row's impulse response and Delassus entries are the earlier row's negated:
+/// negation commutes with every rounding, so they are the same numbers but for the sign
+/// of an exact zero.
 fn opposite_rows(
     dirs: &[(usize, Vector3<f64>)],
     slotted: &[RowWrenches],
