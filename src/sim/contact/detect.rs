@@ -154,14 +154,14 @@ mod tests {
     /// near enough that many trials are swept and some of those hit.
     #[test]
     fn a_capsule_skipped_by_its_clearance_is_one_the_sweep_misses() {
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        let mut rng = crate::sim::random_throws::SplitMix64(0x2545_f491_4f6c_dd1d);
+        let mut vec3 = |scale: f64| {
+            Vector3::new(
+                rng.uniform(-1.0, 1.0),
+                rng.uniform(-1.0, 1.0),
+                rng.uniform(-1.0, 1.0),
+            ) * scale
         };
-        let mut vec3 = |scale: f64| Vector3::new(next(), next(), next()) * scale;
         let h = 1.0 / 60.0; // a long step: large motions within it
         let (mut skipped, mut hits) = (0, 0);
         for trial in 0..20_000 {
