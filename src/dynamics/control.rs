@@ -11,7 +11,7 @@ use super::state::BodyState;
 use super::torque::JointTorque;
 use crate::motion::kinematics::{JointMotion, project_to_joint};
 use crate::skeleton::{JointType, Model};
-use nalgebra::{Matrix2, Matrix3, UnitQuaternion, Vector2, Vector3};
+use nalgebra::{Matrix2, Matrix3, Quaternion, UnitQuaternion, Vector2, Vector3};
 
 /// Feedback gains, one set for the whole character.
 ///
@@ -215,14 +215,27 @@ impl Tracking {
                 let c = tg.q_rel * pb.q.inverse();
                 let torque_of =
                     |e: &Vector3<f64>, wd: &Vector3<f64>| ra * ball_pd(&k, damping, e, wd);
-                let e0 = super::state::rotation_vector(&(c * pa.q));
+                let p = (c * pa.q).into_inner();
+                let e0 = super::state::rotation_vector(&UnitQuaternion::new_unchecked(p));
                 let tau0 = torque_of(&e0, &wd0);
+                // The turned error rotations C r⁻¹ R_a, r = (w_r, s_r e_k): with
+                // r⁻¹ = w_r − s_r e_k it is w_r P − s_r Q_k, P = C R_a, Q_k = C e_k R_a,
+                // so three quaternion products serve the six turns (twelve before).
+                let qa = pa.q.quaternion();
+                let q_axis = [
+                    c.quaternion() * Quaternion::new(-qa.i, qa.w, -qa.k, qa.j),
+                    c.quaternion() * Quaternion::new(-qa.j, qa.k, qa.w, -qa.i),
+                    c.quaternion() * Quaternion::new(-qa.k, -qa.j, qa.i, qa.w),
+                ];
                 let (dt, dw) = child_columns(
                     est,
                     &tau0,
-                    |r| {
+                    |sign, axis| {
+                        let r = est.rotation_step(sign, axis);
+                        let (w_r, s_r) = (r.w, r.imag()[axis]);
+                        let turned = p * w_r - q_axis[axis] * s_r;
                         torque_of(
-                            &super::state::rotation_vector(&(c * r.inverse() * pa.q)),
+                            &super::state::rotation_vector(&UnitQuaternion::new_unchecked(turned)),
                             &wd0,
                         )
                     },
@@ -248,7 +261,7 @@ impl Tracking {
                 let (dt, dw) = child_columns(
                     est,
                     &tau0,
-                    |r| torque_of(angle(&(r * pb.q)), rate0),
+                    |sign, axis| torque_of(angle(&(est.rotation_step(sign, axis) * pb.q)), rate0),
                     |dw| torque_of(a0, rate0 + n.dot(dw)),
                 );
                 (tau0, dt, dw)
@@ -281,12 +294,13 @@ fn axis_pd(k: f64, damping: f64, angle_error: f64, rate_error: f64) -> f64 {
 }
 
 /// ∂τ/∂δθ_b by central differences and ∂τ/∂ω_b by forward differences from `tau0`, along
-/// `est`'s steps: `turned(r)` is τ with the child turned, R_b ← r R_b; `spun(δω)` is τ
-/// with ω_b ← ω_b + δω.
+/// `est`'s steps: `turned(sign, axis)` is τ with the child turned, R_b ← r R_b with
+/// r = [`est.rotation_step(sign, axis)`](GradientEstimator::rotation_step); `spun(δω)` is
+/// τ with ω_b ← ω_b + δω.
 fn child_columns(
     est: &GradientEstimator,
     tau0: &Vector3<f64>,
-    turned: impl Fn(&UnitQuaternion<f64>) -> Vector3<f64>,
+    turned: impl Fn(usize, usize) -> Vector3<f64>,
     spun: impl Fn(&Vector3<f64>) -> Vector3<f64>,
 ) -> (Matrix3<f64>, Matrix3<f64>) {
     let opts = est.options();
@@ -294,8 +308,8 @@ fn child_columns(
     let mut d_theta = Matrix3::zeros();
     let mut d_omega = Matrix3::zeros();
     for axis in 0..3 {
-        let plus = turned(est.rotation_step(0, axis));
-        let minus = turned(est.rotation_step(1, axis));
+        let plus = turned(0, axis);
+        let minus = turned(1, axis);
         d_theta.set_column(axis, &((plus - minus) * (0.5 / eps_r)));
         let mut dw = Vector3::zeros();
         dw[axis] = eps_w;
