@@ -7,7 +7,7 @@
 //! exactly the same M̃.
 
 use super::gradient::{GradientEstimator, TorqueGradient};
-use super::state::BodyState;
+use super::state::{BodyState, atan2_near_zero};
 use super::torque::JointTorque;
 use crate::motion::kinematics::{JointMotion, project_to_joint};
 use crate::skeleton::{JointType, Model};
@@ -221,12 +221,7 @@ impl Tracking {
                 // The turned error rotations C r⁻¹ R_a, r = (w_r, s_r e_k): with
                 // r⁻¹ = w_r − s_r e_k it is w_r P − s_r Q_k, P = C R_a, Q_k = C e_k R_a,
                 // so three quaternion products serve the six turns (twelve before).
-                let qa = pa.q.quaternion();
-                let q_axis = [
-                    c.quaternion() * Quaternion::new(-qa.i, qa.w, -qa.k, qa.j),
-                    c.quaternion() * Quaternion::new(-qa.j, qa.k, qa.w, -qa.i),
-                    c.quaternion() * Quaternion::new(-qa.k, -qa.j, qa.i, qa.w),
-                ];
+                let q_axis = axes_times(pa.q.quaternion()).map(|e| c.quaternion() * e);
                 let (dt, dw) = child_columns(
                     est,
                     &tau0,
@@ -246,22 +241,32 @@ impl Tracking {
             JointType::Hinge => {
                 let n = pa.q * joint.axis_parent;
                 let rate0 = n.dot(&(pb.w - pa.w));
-                let to_rest = joint.rest_rel.inverse() * pa.q.inverse();
-                let angle = |qb: &UnitQuaternion<f64>| {
-                    let d = to_rest * qb;
-                    2.0 * Vector3::new(d.i, d.j, d.k)
-                        .dot(&joint.axis_child)
-                        .atan2(d.w)
-                };
+                // the angle from D = (Q_rest⁻¹ R_a⁻¹) R_b: 2 atan2(v_D · a_child, w_D)
+                let to_rest = (joint.rest_rel.inverse() * pa.q.inverse()).into_inner();
+                let ax = &joint.axis_child;
+                let qb = pb.q.quaternion();
+                let d0 = to_rest * qb;
+                let (s0, w0) = (d0.imag().dot(ax), d0.w);
+                let a0 = 2.0 * s0.atan2(w0);
                 let torque_of = |ang: f64, rate: f64| {
                     n * axis_pd(k[0], damping, tg.angles[0] - ang, tg.rates[0] - rate)
                 };
-                let a0 = angle(&pb.q);
                 let tau0 = torque_of(a0, rate0);
+                // A turn r = (w_r, s_r e_k) of the child: D' = w_r D + s_r Q_rest⁻¹ R_a⁻¹
+                // e_k R_b (three quaternion products for the six turns), and its angle a0
+                // plus the small difference 2 arg((w' + i s')(w0 − i s0)) (a series,
+                // not atan2; the same angle modulo 2π, which the PD law wraps)
+                let d_axis = axes_times(qb).map(|e| to_rest * e);
                 let (dt, dw) = child_columns(
                     est,
                     &tau0,
-                    |sign, axis| torque_of(angle(&(est.rotation_step(sign, axis) * pb.q)), rate0),
+                    |sign, axis| {
+                        let r = est.rotation_step(sign, axis);
+                        let d = d0 * r.w + d_axis[axis] * r.imag()[axis];
+                        let (s1, w1) = (d.imag().dot(ax), d.w);
+                        let da = 2.0 * atan2_near_zero(s1 * w0 - w1 * s0, w1 * w0 + s1 * s0);
+                        torque_of(a0 + da, rate0)
+                    },
                     |dw| torque_of(a0, rate0 + n.dot(dw)),
                 );
                 (tau0, dt, dw)
@@ -273,6 +278,17 @@ impl Tracking {
             est.pd_gradient_from_child(pa, pb, &tau0, d_theta, d_omega),
         ))
     }
+}
+
+/// The products e_k q (k = x, y, z) of the unit pure quaternions with `q`: signed
+/// permutations of q's components, exact.
+#[inline]
+fn axes_times(q: &Quaternion<f64>) -> [Quaternion<f64>; 3] {
+    [
+        Quaternion::new(-q.i, q.w, -q.k, q.j),
+        Quaternion::new(-q.j, q.k, q.w, -q.i),
+        Quaternion::new(-q.k, -q.j, q.i, q.w),
+    ]
 }
 
 /// The ball-joint PD law in the parent's frame, per axis k_i (e_i + d·ė_i) (N·m): `e` the

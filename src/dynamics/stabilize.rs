@@ -82,7 +82,7 @@
 //!   spring-held root needs it.
 
 use super::kkt::{BlockTree, KktError, KktVector, joint_rows};
-use super::state::BodyState;
+use super::state::{BodyState, rotation_vector};
 use super::step::RootTarget;
 use crate::skeleton::joint::perpendicular;
 use crate::skeleton::{Joint, JointType, Model};
@@ -133,7 +133,7 @@ impl Drift {
 #[inline]
 pub fn root_error(s: &BodyState, target: &RootTarget) -> Vector6<f64> {
     let dx = s.x - target.x;
-    let dr = (s.q * target.q.inverse()).scaled_axis();
+    let dr = rotation_vector(&(s.q * target.q.inverse()));
     Vector6::new(dx.x, dx.y, dx.z, dr.x, dr.y, dr.z)
 }
 

@@ -94,28 +94,46 @@ pub fn rotation_vector(q: &UnitQuaternion<f64>) -> Vector3<f64> {
         if s2 < 1e-300 {
             return Vector3::zeros();
         }
-        let y = s2 / (aw * aw);
-        // atan(x)/x = 1 − y/3 + y²/5 − … − y⁹/19, by Horner from the smallest term
-        const C: [f64; 10] = [
-            1.0,
-            -1.0 / 3.0,
-            1.0 / 5.0,
-            -1.0 / 7.0,
-            1.0 / 9.0,
-            -1.0 / 11.0,
-            1.0 / 13.0,
-            -1.0 / 15.0,
-            1.0 / 17.0,
-            -1.0 / 19.0,
-        ];
-        let mut f = C[9];
-        for c in C[..9].iter().rev() {
-            f = f * y + c;
-        }
+        let f = atan_ratio(s2 / (aw * aw));
         return v * (sign * 2.0 * f / aw);
     }
     let s = s2.sqrt();
     v * (sign * 2.0 * s.atan2(aw) / s)
+}
+
+/// atan(x)/x from y = x² ≤ 1/64: its alternating series 1 − y/3 + y²/5 − … − y⁹/19 by
+/// Horner from the smallest term (truncation below 3e-18).
+#[inline]
+fn atan_ratio(y: f64) -> f64 {
+    const C: [f64; 10] = [
+        1.0,
+        -1.0 / 3.0,
+        1.0 / 5.0,
+        -1.0 / 7.0,
+        1.0 / 9.0,
+        -1.0 / 11.0,
+        1.0 / 13.0,
+        -1.0 / 15.0,
+        1.0 / 17.0,
+        -1.0 / 19.0,
+    ];
+    let mut f = C[9];
+    for c in C[..9].iter().rev() {
+        f = f * y + c;
+    }
+    f
+}
+
+/// `y.atan2(x)` (rad), by [`atan_ratio`]'s series when the angle is within atan(1/8) of 0
+/// (x > 0, |y| ≤ x/8; equal to round-off, without atan2's cost), else by atan2: for
+/// the small angle differences of a numerical gradient's turns.
+#[inline]
+pub fn atan2_near_zero(y: f64, x: f64) -> f64 {
+    if x > 0.0 && y.abs() <= x * 0.125 {
+        let t = y / x;
+        return t * atan_ratio(t * t);
+    }
+    y.atan2(x)
 }
 
 /// The rotation of a rotation vector φ (axis × angle, rad): the exp map, equal to
@@ -236,6 +254,30 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn atan2_near_zero_is_atan2() {
+        // both sides of the series' bound (|y| = x/8), tiny angles, and the quadrants
+        // atan2 alone answers
+        for (y, x) in [
+            (0.0, 1.0),
+            (1e-7, 0.9),
+            (-3e-4, 0.7),
+            (0.1249, 1.0),
+            (-0.125, 1.0),
+            (0.1251, 1.0),
+            (0.5, 0.3),
+            (1e-3, -1.0),
+            (-1.0, -1e-3),
+            (2.0, 0.0),
+        ] {
+            let (got, want): (f64, f64) = (atan2_near_zero(y, x), y.atan2(x));
+            assert!(
+                (got - want).abs() <= 4e-16 * want.abs().max(1e-300),
+                "({y}, {x}): {got} vs {want}"
+            );
+        }
+    }
 
     #[test]
     fn rotation_vector_matches_scaled_axis() {

@@ -48,7 +48,7 @@ use super::kkt::{BlockTree, KktError, KktVector, joint_rows};
 use super::stabilize::{
     Drift, PostStabilizationReport, constraint_error, post_stabilize, root_error,
 };
-use super::state::{BodyState, State, renormalize, rotation_from_vector};
+use super::state::{BodyState, State, renormalize, rotation_from_vector, rotation_vector};
 use super::torque::JointTorque;
 use crate::skeleton::Model;
 use crate::skeleton::joint::JointFrame;
@@ -107,7 +107,7 @@ impl RootSpring {
         let t = &self.target;
         let f = (t.x - s.x) * self.k_linear + (t.v - s.v) * self.d_linear;
         let tq =
-            (t.q * s.q.inverse()).scaled_axis() * self.k_angular + (t.w - s.w) * self.d_angular;
+            rotation_vector(&(t.q * s.q.inverse())) * self.k_angular + (t.w - s.w) * self.d_angular;
         Vector6::new(f.x, f.y, f.z, tq.x, tq.y, tq.z)
     }
 }
@@ -684,7 +684,7 @@ impl Stepper {
             d[(3 + k, 3 + k)] += ang;
         }
         let f = (t.x - s.x) * (h * spring.k_linear) + t.v * (h * spring.d_linear);
-        let tq = (t.q * s.q.inverse()).scaled_axis() * (h * spring.k_angular)
+        let tq = rotation_vector(&(t.q * s.q.inverse())) * (h * spring.k_angular)
             + t.w * (h * spring.d_angular);
         rhs[0] += Vector6::new(f.x, f.y, f.z, tq.x, tq.y, tq.z) + spring.impulse;
     }
