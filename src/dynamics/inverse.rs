@@ -5,7 +5,7 @@ use crate::motion::kinematics::BodyKinematics;
 use crate::skeleton::Joint;
 use crate::skeleton::Model;
 use crate::skeleton::joint::JointFrame;
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::Vector3;
 
 /// Result of inverse dynamics at one instant.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -63,10 +63,12 @@ pub fn inertial_wrench(
     k: &BodyKinematics,
 ) -> (Vector3<f64>, Vector3<f64>) {
     let body = &model.bodies[b];
+    // I_w v = R (Ī (Rᵀ v)): products with vectors, not I_w = R Ī Rᵀ
     let r = k.q.to_rotation_matrix();
-    let i_world: Matrix3<f64> = r.matrix() * body.inertia * r.matrix().transpose();
+    let (r, inertia) = (r.matrix(), &body.inertia);
+    let i_world = |v: &Vector3<f64>| r * (inertia * r.tr_mul(v));
     let f = (k.a - model.gravity) * body.mass;
-    let t = i_world * k.dw + k.w.cross(&(i_world * k.w));
+    let t = i_world(&k.dw) + k.w.cross(&i_world(&k.w));
     (f, t)
 }
 
@@ -123,9 +125,15 @@ fn decompose_wrenches(
         // The joint puts (−λ, −r_b×λ + E_m τ − E_c λ_c) on b; match it to (wf, wt).
         let lambda = -wf;
         let rhs = wt - jf.r_b.cross(&wf);
-        let coeffs = match jf.axes.try_inverse() {
-            Some(inv) => inv * rhs,
-            None => Vector3::zeros(),
+        // a ball joint's axes are the parent's rotation matrix, whose inverse is its
+        // transpose; a hinge's or universal joint's are inverted
+        let coeffs = if jf.dof == 3 {
+            jf.axes.tr_mul(&rhs)
+        } else {
+            match jf.axes.try_inverse() {
+                Some(inv) => inv * rhs,
+                None => Vector3::zeros(),
+            }
         };
         let off = ws.offsets[b];
         for i in 0..jf.dof {
