@@ -191,7 +191,9 @@ fn load_wrenches(
 /// [`wrench_to_joint_torques`] with each joint's frame at the orientations given
 /// (`frames[b]`, e.g. [`Stepper::joint_frames`](super::step::Stepper::joint_frames) at the
 /// step's start): the same numbers, without evaluating the frames again. A body whose
-/// frame is missing is skipped, as one without a joint.
+/// frame is missing is skipped, as one without a joint. The frames are
+/// [`Joint::frame`]'s: a ball joint's axes (3 DOF) a rotation matrix, inverted by its
+/// transpose.
 pub fn wrench_to_joint_torques_in_frames(
     model: &Model,
     frames: &[Option<JointFrame>],

@@ -17,7 +17,8 @@ pub struct JointFrame {
     pub r_a: Vector3<f64>,
     /// World vector from the child's COM to the joint point, m.
     pub r_b: Vector3<f64>,
-    /// Unit world axes: columns `0..dof` are muscle axes, `dof..3` forbidden axes.
+    /// Unit world axes: columns `0..dof` are muscle axes, `dof..3` forbidden axes (a ball
+    /// joint's, 3 DOF: the parent's rotation matrix, orthonormal).
     pub axes: Matrix3<f64>,
     /// Rotational DOF.
     pub dof: usize,
