@@ -7,7 +7,7 @@
 //! exactly the same M̃.
 
 use super::gradient::{GradientEstimator, TorqueGradient};
-use super::state::{BodyState, atan2_near_zero};
+use super::state::{BodyState, atan2_near_zero, rotation_vector};
 use super::torque::JointTorque;
 use crate::motion::kinematics::{JointMotion, project_to_joint};
 use crate::skeleton::{JointType, Model};
@@ -160,7 +160,7 @@ impl Tracking {
         match joint.kind {
             JointType::Ball => {
                 // error rotation in the parent frame: desired · current⁻¹
-                let e = super::state::rotation_vector(&(tg.q_rel * q_rel.inverse()));
+                let e = rotation_vector(&(tg.q_rel * q_rel.inverse()));
                 let wd = tg.w_rel_parent - pa.q.inverse() * w_rel_world;
                 pa.q * ball_pd(&k, d, &e, &wd)
             }
@@ -216,7 +216,7 @@ impl Tracking {
                 let torque_of =
                     |e: &Vector3<f64>, wd: &Vector3<f64>| ra * ball_pd(&k, damping, e, wd);
                 let p = (c * pa.q).into_inner();
-                let e0 = super::state::rotation_vector(&UnitQuaternion::new_unchecked(p));
+                let e0 = rotation_vector(&UnitQuaternion::new_unchecked(p));
                 let tau0 = torque_of(&e0, &wd0);
                 // The turned error rotations C r⁻¹ R_a, r = (w_r, s_r e_k): with
                 // r⁻¹ = w_r − s_r e_k it is w_r P − s_r Q_k, P = C R_a, Q_k = C e_k R_a,
@@ -230,7 +230,7 @@ impl Tracking {
                         let (w_r, s_r) = (r.w, r.imag()[axis]);
                         let turned = p * w_r - q_axis[axis] * s_r;
                         torque_of(
-                            &super::state::rotation_vector(&UnitQuaternion::new_unchecked(turned)),
+                            &rotation_vector(&UnitQuaternion::new_unchecked(turned)),
                             &wd0,
                         )
                     },
