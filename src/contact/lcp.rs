@@ -128,6 +128,10 @@ pub struct SupportScratch {
     flip: Vec<usize>,
     changed: Vec<bool>,
     left: Vec<bool>,
+    /// Each round's starting point, to see a cycle: its support and `left`, flattened
+    /// (2n flags a round), and its safeguard's state.
+    visited: Vec<bool>,
+    visited_safeguard: Vec<(usize, usize)>,
     /// z of the solution the last call found (after a call that found none: its last
     /// round's, meaningless).
     pub z: DVector<f64>,
@@ -144,6 +148,8 @@ impl Default for SupportScratch {
             flip: Vec::new(),
             changed: Vec::new(),
             left: Vec::new(),
+            visited: Vec::new(),
+            visited_safeguard: Vec::new(),
             z: DVector::zeros(0),
             w: DVector::zeros(0),
         }
@@ -182,6 +188,8 @@ pub fn solve_from_support_in(
         flip,
         changed,
         left,
+        visited,
+        visited_safeguard,
         z,
         w,
     } = scratch;
@@ -198,7 +206,25 @@ pub fn solve_from_support_in(
     // the variables that left the support in the last round
     left.clear();
     left.resize(n, false);
+    visited.clear();
+    visited_safeguard.clear();
     for round in 0..max_rounds.max(1) {
+        // A round's outcome depends on its support, `left` and the safeguard alone (z and
+        // w are computed afresh): a starting point seen before is a cycle, which no later
+        // round leaves, so the answer is None now rather than after `max_rounds` (the
+        // fallbacks after a hit cycled from round ~4 and paid all 16).
+        let state = (safeguard.best_infeasible, safeguard.tries_left);
+        let seen = visited_safeguard.iter().enumerate().any(|(k, s)| {
+            *s == state
+                && visited[2 * n * k..2 * n * k + n] == support[..]
+                && visited[2 * n * k + n..2 * n * (k + 1)] == left[..]
+        });
+        if seen {
+            return None;
+        }
+        visited_safeguard.push(state);
+        visited.extend_from_slice(support);
+        visited.extend_from_slice(left);
         // A contact whose normal impulse is out carries no friction: its tangents go out
         // and its sliding slack in (loose, below: it only keeps the tangents' w ≥ 0).
         for c in &rules.cones {
@@ -727,6 +753,25 @@ mod tests {
         assert!(r.amax() < 1e-12, "residual {}", r.amax());
         assert!(s.z.min() >= -1e-12 && s.w.min() >= -1e-12);
         assert!(s.z.dot(&s.w).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_cycling_support_is_given_up_when_it_comes_back() {
+        // No solution (every support leaves a negative z or w); block pivoting goes
+        // {} → {0, 1} → {} → …, then Murty's single flips cycle between {0} and {0, 1}.
+        let m = DMatrix::from_row_slice(2, 2, &[1.0, -2.0, -2.0, 1.0]);
+        let q = DVector::from_vec(vec![-1.0, -1.0]);
+        let rules = SupportRules::default();
+        let mut scratch = SupportScratch::default();
+        let rounds = 1000;
+        let found =
+            solve_from_support_in(&m, &q, &[false, false], &rules, 1e-12, rounds, &mut scratch);
+        assert_eq!(found, None);
+        // given up at the first repeat, not after all its rounds
+        let tried = scratch.visited_safeguard.len();
+        assert!(tried < 10, "{tried} rounds tried");
+        // and Lemke agrees there is none
+        assert_eq!(lemke(&m, &q).unwrap_err(), LcpError::RayTermination);
     }
 
     #[test]
