@@ -446,23 +446,23 @@ impl Tableau<'_> {
         let n = self.n;
         let piv = d[r];
         let xr = self.x[r] / piv;
-        for i in 0..n {
-            self.x[i] = if i == r { xr } else { self.x[i] - d[i] * xr };
+        let d = &d.as_slice()[..n];
+        // row r is overwritten after each loop: the loops have no branch and vectorise
+        for (x, di) in self.x.as_mut_slice().iter_mut().zip(d) {
+            *x -= di * xr;
         }
+        self.x[r] = xr;
         // Column-major: walk each column once, contiguous inner loop.
         for j in 0..n {
             let brj = self.binv[(r, j)] / piv;
             if brj == 0.0 {
                 continue;
             }
-            let mut col = self.binv.column_mut(j);
-            for i in 0..n {
-                if i == r {
-                    col[i] = brj;
-                } else {
-                    col[i] -= d[i] * brj;
-                }
+            let col = &mut self.binv.as_mut_slice()[j * n..(j + 1) * n];
+            for (c, di) in col.iter_mut().zip(d) {
+                *c -= di * brj;
             }
+            col[r] = brj;
         }
         self.basis[r] = entering;
     }
