@@ -268,8 +268,9 @@ fn posing_without_rates_matches_the_full_sample_to_the_bit() {
     }
 }
 
-/// What [`first_body_on_flight`] answered before it skipped far samples and posed without
-/// rates: every sample posed in full.
+/// What [`first_body_on_flight`] answered before it skipped far samples, posed without
+/// rates and skipped the bodies far from the ball: every sample posed in full, every
+/// capsule tested.
 fn first_body_posing_every_sample(
     c: &Character,
     t0: f64,
