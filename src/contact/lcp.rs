@@ -211,8 +211,8 @@ pub fn solve_from_support_in(
     for round in 0..max_rounds.max(1) {
         // A round's outcome depends on its support, `left` and the safeguard alone (z and
         // w are computed afresh): a starting point seen before is a cycle, which no later
-        // round leaves, so the answer is None now rather than after `max_rounds` (the
-        // fallbacks after a hit cycled from round ~4 and paid all 16).
+        // round leaves, so the answer is None now rather than after `max_rounds` (some of
+        // the fallbacks after a hit do; the others wander through new supports).
         let state = (safeguard.best_infeasible, safeguard.tries_left);
         let seen = visited_safeguard.iter().enumerate().any(|(k, s)| {
             *s == state
