@@ -7,7 +7,7 @@
 use crate::contact::collide::{Sphere, WorldCapsule, sphere_capsule};
 use crate::motion::kinematics::BodyPose;
 use crate::motion::reference::{Reference, ReferenceScratch};
-use crate::skeleton::Model;
+use crate::skeleton::{Body, Model};
 use nalgebra::{UnitQuaternion, Vector3};
 
 /// The largest angle (degrees) between a ball's flight and the normal of its first contact
@@ -98,11 +98,21 @@ pub fn reach_from_root(model: &Model) -> f64 {
             }
             _ => return f64::INFINITY,
         };
-        for cap in &body.capsules {
-            reach = reach.max(centre[b] + cap.a.norm().max(cap.b.norm()) + cap.radius);
+        if let Some(r) = capsules_reach(body) {
+            reach = reach.max(centre[b] + r);
         }
     }
     reach
+}
+
+/// How far any point of a body's capsules can be from its frame's origin (m), whatever
+/// its orientation: a capsule's points lie within its farther end plus its radius (by
+/// convexity). `None` for a body without capsules.
+fn capsules_reach(body: &Body) -> Option<f64> {
+    body.capsules
+        .iter()
+        .map(|c| c.a.norm().max(c.b.norm()) + c.radius)
+        .reduce(f64::max)
 }
 
 /// The first body the ball touches along its free flight (launched at `t0` from `origin`
@@ -174,20 +184,14 @@ pub struct FlightContact {
 }
 
 /// Per body, the squared distance (m²) from its frame's origin beyond which a ball of
-/// `radius` is more than [`CLEARANCE_M`] from all of its capsules: a capsule lies within
-/// max(|a|, |b|) + its radius of the origin (its segment within the larger end's
-/// distance), whatever the body's orientation; 1 µm of slack for rounding.
+/// `radius` is more than [`CLEARANCE_M`] from all of its capsules ([`capsules_reach`]),
+/// with 1 µm of slack for rounding; a body without capsules is never tested anyway.
 fn body_bounds(model: &Model, radius: f64) -> Vec<f64> {
     model
         .bodies
         .iter()
         .map(|body| {
-            let reach = body
-                .capsules
-                .iter()
-                .map(|c| c.a.norm().max(c.b.norm()) + c.radius)
-                .fold(0.0, f64::max);
-            let r = reach + radius + CLEARANCE_M + 1e-6;
+            let r = capsules_reach(body).unwrap_or(0.0) + radius + CLEARANCE_M + 1e-6;
             r * r
         })
         .collect()
