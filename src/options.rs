@@ -262,6 +262,19 @@ pub struct SimArgs {
     /// Frequency factor of the root spring inside --root-soft-zone, in (0, 1].
     #[arg(long, default_value_t = 1.0)]
     pub root_soft_scale: f64,
+    /// After a ball has touched the figure, the root spring's target follows the planted
+    /// feet: it moves toward their mean horizontal offset from their mocap marks (each
+    /// foot weighted by the load the mocap puts on it) with this time constant, s, by at
+    /// most --root-follow-max. A foot that slid under the blow or landed off its mark then
+    /// no longer holds the legs off their recorded angles against a pelvis pulled back to
+    /// its path (a kick clip stayed so for 10 s). 0: the target stays on the mocap path.
+    #[arg(long, default_value_t = SpringTuning::default().follow_feet_s)]
+    pub root_follow_feet: f64,
+    /// Largest shift of the root spring's target by --root-follow-feet, m: about what a
+    /// handball leaves a foot off its mark (1–4 cm); unbounded, a ball that knocked a foot
+    /// aside drew the figure after it into a fall.
+    #[arg(long, default_value_t = SpringTuning::default().follow_feet_max_m)]
+    pub root_follow_max: f64,
     /// With --root spring, the character stands on the floor by default: the feet carry
     /// the weight the mocap implies (floor forces split from the root's support by the
     /// inverse dynamics), every body stays above the floor, and the root spring keeps only
@@ -387,6 +400,8 @@ impl SimArgs {
                         ("--balance-cd", self.balance_cd),
                         ("--balance-cv", self.balance_cv),
                         ("--root-soft-zone", self.root_soft_zone),
+                        ("--root-follow-feet", self.root_follow_feet),
+                        ("--root-follow-max", self.root_follow_max),
                     ] {
                         ensure_non_negative(name, v)?;
                     }
@@ -408,6 +423,8 @@ impl SimArgs {
                         balance_cv: self.balance_cv,
                         soft_zone_m: self.root_soft_zone,
                         soft_scale: self.root_soft_scale,
+                        follow_feet_s: self.root_follow_feet,
+                        follow_feet_max_m: self.root_follow_max,
                     };
                     tuning.validate().map_err(|e| OptionsError::Invalid {
                         option: "--root-hz",

@@ -7,7 +7,10 @@ mod common;
 use jostle::dynamics::{
     BodyState, Drift, NoTorque, Root, RootSpring, RootTarget, State, StepOptions, Stepper,
 };
+use jostle::sim::metrics::PerturbMetrics;
+use jostle::sim::root::FeetShift;
 use jostle::sim::scenario::{BallSpec, Scenario};
+use jostle::sim::support::SupportContact;
 use jostle::sim::{RootMode, SimOptions, Simulation, SpringTuning};
 use jostle::skeleton::{Model, ModelBuilder};
 use jostle::{Character, CharacterOptions};
@@ -167,22 +170,21 @@ fn an_unperturbed_spring_held_walk_follows_the_mocap() {
     assert!(root < 1e-4 && tilt < 0.05, "root {root} m, {tilt}°");
 }
 
+/// The metrics of a run of `c` with `opts` and one ball (`--ball` spec).
+fn one_ball(c: &Character, opts: SimOptions, ball: &str) -> PerturbMetrics {
+    let scenario = Scenario {
+        balls: vec![BallSpec::from_flag(ball).unwrap()],
+    };
+    let (_, mut out) =
+        jostle::batch::job::run_variations(c, opts, std::slice::from_ref(&scenario), "clip", false)
+            .unwrap();
+    out.pop().unwrap().metrics
+}
+
 #[test]
 fn a_pelvis_hit_moves_a_spring_held_root_and_it_returns() {
     let c = walk();
-    let ball = BallSpec::from_flag("t=1.5,target=pelvis,speed=12").unwrap();
-    let scenario = Scenario { balls: vec![ball] };
-    let run = |opts: SimOptions| {
-        let (_, mut out) = jostle::batch::job::run_variations(
-            &c,
-            opts,
-            std::slice::from_ref(&scenario),
-            "walk",
-            false,
-        )
-        .unwrap();
-        out.pop().unwrap().metrics
-    };
+    let run = |opts: SimOptions| one_ball(&c, opts, "t=1.5,target=pelvis,speed=12");
     let pinned = run(SimOptions {
         root: RootMode::Pinned,
         ..Default::default()
@@ -260,4 +262,116 @@ fn soft_zone_scales_the_frequencies_near_the_path_only() {
     ] {
         assert!(bad.validate().is_err(), "{bad:?}");
     }
+}
+
+/// The root spring's target follows the planted feet after a hit (issue #13): toward the
+/// mean of their horizontal offsets from the mocap, each weighted by the load the mocap
+/// puts on it, through a first-order filter of time constant `follow_feet_s`, never
+/// farther than `follow_feet_max_m`; unchanged with nothing loaded on the floor or the
+/// following off.
+#[test]
+fn the_root_target_follows_the_loaded_feet_within_its_limit() {
+    let contact = |point, load: f64| SupportContact {
+        point,
+        impulse: Vector3::new(0.3 * load, load, -0.2 * load),
+        velocity: Vector3::zeros(),
+        position: Vector3::zeros(),
+    };
+    let support = [contact(4, 3.0), contact(7, 1.0), contact(9, 0.0)];
+    // point 9 is planted but carries nothing; point 2 is no support point of the step
+    let offsets = [
+        (4, [0.01, 0.0]),
+        (7, [0.0, 0.02]),
+        (9, [0.5, 0.5]),
+        (2, [0.3, -0.3]),
+    ];
+    let mean = Vector3::new(0.0075, 0.0, 0.005);
+    let tuning = SpringTuning::default();
+    assert_eq!(
+        (tuning.follow_feet_s, tuning.follow_feet_max_m),
+        (0.1, 0.03)
+    );
+    let h = 0.01;
+    let mut shift = FeetShift::default();
+    shift.update(&tuning, &offsets, &support, h);
+    assert!((shift.offset - mean * 0.1).norm() < 1e-15, "{shift:?}");
+    for _ in 0..2000 {
+        shift.update(&tuning, &offsets, &support, h);
+    }
+    assert!((shift.offset - mean).norm() < 1e-12, "{shift:?}");
+    // a foot 0.5 m off is followed up to the limit, in its direction
+    for _ in 0..2000 {
+        shift.update(&tuning, &[(4, [0.3, 0.4])], &support, h);
+    }
+    assert!(
+        (shift.offset - Vector3::new(0.018, 0.0, 0.024)).norm() < 1e-12,
+        "{shift:?}"
+    );
+    let before = shift;
+    shift.update(&tuning, &[(9, [0.5, 0.5])], &support, h);
+    shift.update(&tuning, &[], &support, h);
+    let off = SpringTuning {
+        follow_feet_s: 0.0,
+        ..tuning
+    };
+    shift.update(&off, &offsets, &support, h);
+    assert_eq!(shift, before);
+    assert!(off.validate().is_ok());
+    for bad in [
+        SpringTuning {
+            follow_feet_s: -0.1,
+            ..tuning
+        },
+        SpringTuning {
+            follow_feet_s: f64::NAN,
+            ..tuning
+        },
+        SpringTuning {
+            follow_feet_max_m: -0.01,
+            ..tuning
+        },
+    ] {
+        assert!(bad.validate().is_err(), "{bad:?}");
+    }
+}
+
+/// The Bandai kick struck on the chest at 1.2 s (issue #13's handball sweep): its planted
+/// foot slides under the blow and its kicking foot lands 3 cm off its mark. With the
+/// root spring's target on the mocap path, the pelvis pulled back to it and the feet left
+/// where they were held the legs more than 2° off their recorded angles to the clip's end,
+/// 10 s later; with the target following the feet every joint is back within 2° in
+/// 0.6 s, the pelvis moved, the trunk bent and the feet in place (the criterion).
+#[test]
+fn a_kick_struck_mid_stance_recovers_when_the_root_target_follows_the_feet() {
+    let Some(path) = common::shared_clip("bandai1_kick_normal_001.bvh") else {
+        return;
+    };
+    let c = Character::load(&path, &CharacterOptions::default()).unwrap();
+    let run = |tuning: SpringTuning| {
+        let opts = SimOptions {
+            root: RootMode::Spring(tuning),
+            ..Default::default()
+        };
+        one_ball(&c, opts, "t=1.2,target=chest,speed=12")
+    };
+    let follow = run(SpringTuning::default());
+    let on_path = run(SpringTuning {
+        follow_feet_s: 0.0,
+        ..SpringTuning::default()
+    });
+    for m in [&follow, &on_path] {
+        assert_eq!(m.balls[0].body.as_deref(), Some("Chest"), "{m:?}");
+        assert!(!m.fell, "{m:?}");
+    }
+    assert!(
+        on_path.recovery_time_s.is_none_or(|t| t > 5.0),
+        "{on_path:?}"
+    );
+    assert!(
+        follow.recovery_time_s.is_some_and(|t| t < 1.0),
+        "{follow:?}"
+    );
+    assert!(follow.root_peak_displacement_m >= 0.01, "{follow:?}");
+    assert!(follow.peak_deviation_deg >= 3.0, "{follow:?}");
+    assert!(follow.foot_slip_mm <= 20.0, "{follow:?}");
 }

@@ -61,10 +61,11 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// `sim::reflex`; r9: the metrics say how a run ended, `recovery`, and the time it had,
 /// `after_last_hit_s`; r10: an aimed ball prefers an approach that meets its target
 /// head-on, `sim::aim::HEAD_ON_DEG`, and the trunk answers a blow at 2.5 % of its
-/// stiffness while the unperturbed path's torques go on, `sim::reflex`). `--mass` and
+/// stiffness while the unperturbed path's torques go on, `sim::reflex`; r11: after a hit
+/// the root spring's target follows the planted feet, `sim::root::FeetShift`). `--mass` and
 /// `--height` reach the fingerprint
 /// through [`BatchOptions::load`].
-pub const OUTPUT_REVISION: u32 = 10;
+pub const OUTPUT_REVISION: u32 = 11;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]

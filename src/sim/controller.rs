@@ -103,7 +103,8 @@ impl Simulation<'_> {
         let reference = &character.reference;
         // self.kin holds the reference at t_k (the state's time) until it is resampled
         let before = self.kin[0];
-        let root_offset = (self.state.bodies[0].x - before.x).norm();
+        let shift = self.feet_shift.offset;
+        let root_offset = (self.state.bodies[0].x - before.x - shift).norm();
         let lean = self.balance_lean();
         // the step's end predicted from the reference's angular acceleration at its start,
         // ω + h ω̇_ref(t): the gyroscopic rows' linearisation point (see
@@ -161,7 +162,8 @@ impl Simulation<'_> {
         if let Some(lean) = lean {
             self.tilt_stance_ankles(&lean);
         }
-        let target = root_target(&before, &self.kin[0], self.opts.step);
+        let mut target = root_target(&before, &self.kin[0], self.opts.step);
+        target.x += shift;
         match &self.opts.root {
             RootMode::Pinned => Root::Pinned(target),
             // the root's feedforward impulse comes with ψ (see `add_feedforward`)
@@ -186,6 +188,14 @@ impl Simulation<'_> {
             .map(|h| t - h.t)
             .filter(|d| *d >= 0.0)
             .reduce(f64::min)
+    }
+
+    /// Whether a ball has touched the figure (any body) so far.
+    pub(super) fn touched_by_a_ball(&self) -> bool {
+        self.balls
+            .iter()
+            .flat_map(|b| &b.hits)
+            .any(|h| matches!(h.other, crate::sim::balls::Touched::Body(_)))
     }
 
     /// Set the reflex delay's factors for this step: scale the yielding joints' stiffness
@@ -267,12 +277,7 @@ impl Simulation<'_> {
         {
             return None;
         }
-        let hit = self
-            .balls
-            .iter()
-            .flat_map(|b| &b.hits)
-            .any(|h| matches!(h.other, crate::sim::balls::Touched::Body(_)));
-        if !hit {
+        if !self.touched_by_a_ball() {
             return None;
         }
         let model = &self.character.model;

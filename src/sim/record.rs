@@ -6,6 +6,7 @@ use crate::motion::kinematics::BodyKinematics;
 use crate::motion::reference::ReferenceScratch;
 use crate::sim::balls::ContactReport;
 use crate::sim::ground::foot_slip;
+use crate::sim::root::RootMode;
 use crate::sim::run::Simulation;
 use crate::sim::{BallTrack, BodyPose, Trajectory};
 use nalgebra::Vector3;
@@ -145,6 +146,14 @@ impl Simulation<'_> {
                 .map_or(&[][..], |v| v);
             let mut offsets = Vec::with_capacity(support.len());
             let deepest = g.measure(&self.state, &self.kin, support, let_go, &mut offsets);
+            // the root spring's target follows the planted feet once a ball has moved them
+            if let RootMode::Spring(tuning) = &self.opts.root
+                && !let_go
+                && self.touched_by_a_ball()
+            {
+                self.feet_shift
+                    .update(tuning, &offsets, support, self.opts.step);
+            }
             self.record.ground_penetration_m.push(deepest);
             self.record.support_offsets.push(offsets);
         }

@@ -108,6 +108,7 @@ impl Simulation<'_> {
             || k >= path.steps()
             || self.balance.fell_at.is_some()
             || self.protective.is_some()
+            || self.feet_shift.offset != nalgebra::Vector3::zeros()
             || path.settings != Some((self.opts, self.contact))
             // a ball launched by the step's end enters its contact phase
             || self.balls.iter().any(|b| b.active || b.launch_t < t + h)

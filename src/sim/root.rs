@@ -4,6 +4,7 @@
 
 use crate::dynamics::{RootSpring, RootTarget};
 use crate::motion::kinematics::BodyKinematics;
+use crate::sim::support::SupportContact;
 use crate::skeleton::Model;
 use nalgebra::{Matrix3, Vector3, Vector6};
 
@@ -50,6 +51,13 @@ pub struct SpringTuning {
     pub soft_zone_m: f64,
     /// Frequency factor inside the soft zone, in (0, 1].
     pub soft_scale: f64,
+    /// After a ball has touched the figure, the spring's target moves with where the feet
+    /// stand: toward the load-weighted mean horizontal offset of the planted feet from
+    /// their mocap marks, low-pass filtered with this time constant, s (0 = off: the
+    /// target stays on the mocap path). See [`FeetShift`].
+    pub follow_feet_s: f64,
+    /// Largest horizontal shift of the target by [`Self::follow_feet_s`], m.
+    pub follow_feet_max_m: f64,
 }
 
 impl Default for SpringTuning {
@@ -65,6 +73,8 @@ impl Default for SpringTuning {
             balance_cv: 0.0,
             soft_zone_m: 0.0,
             soft_scale: 1.0,
+            follow_feet_s: 0.1,
+            follow_feet_max_m: 0.03,
         }
     }
 }
@@ -114,6 +124,14 @@ impl SpringTuning {
                 self.soft_scale
             ));
         }
+        for (name, v) in [
+            ("feet-following time constant (s)", self.follow_feet_s),
+            ("feet-following limit (m)", self.follow_feet_max_m),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("root spring {name} must be non-negative, got {v}"));
+            }
+        }
         if !(self.damping_ratio.is_finite() && self.damping_ratio >= 0.0) {
             return Err(format!(
                 "root spring damping ratio must be non-negative, got {}",
@@ -121,6 +139,63 @@ impl SpringTuning {
             ));
         }
         Ok(())
+    }
+}
+
+/// How far the root spring's target stands off the mocap path, horizontally, because the
+/// feet do (METHOD §12.3): after a hit a planted foot may have slid and a swinging one
+/// landed off its mark, and a target left on the mocap path then holds the pelvis off the
+/// feet for as long as they stay there: the legs stand between the two, more than 2° off
+/// their recorded angles, and the next steps land off their marks again (a displaced
+/// pelvis swings a foot off its mark; a foot off its mark holds the pelvis off its path).
+/// The handball sweep's Bandai kick stayed so to the clip's end, 10 s after the hit. The
+/// target follows the planted feet's offsets from their marks instead, weighted by the
+/// load the inverse dynamics put on each (a lightly loaded foot that shuffles aside, as
+/// the Bandai dance's does, carries little of it: unweighted, the figure followed it
+/// away), low-pass filtered ([`SpringTuning::follow_feet_s`]) and at most
+/// [`SpringTuning::follow_feet_max_m`] (uncapped, a ball that knocked a foot aside
+/// pulled the figure after it into a fall). Zero until a ball touches the figure, so an
+/// unperturbed run is unchanged.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FeetShift {
+    /// The target's shift from the mocap path (world, horizontal), m.
+    pub offset: Vector3<f64>,
+}
+
+impl FeetShift {
+    /// After a step of `h` s: move the shift toward the load-weighted mean of `offsets`
+    /// (per supported point on the floor, its horizontal offset from its mocap position,
+    /// x and z, m; see [`Ground::measure`](crate::sim::ground::Ground::measure)), each
+    /// weighted by the vertical impulse `support` planned for it. Unchanged when no
+    /// planted point is on the floor or `tuning` has the following off.
+    pub fn update(
+        &mut self,
+        tuning: &SpringTuning,
+        offsets: &[(usize, [f64; 2])],
+        support: &[SupportContact],
+        h: f64,
+    ) {
+        if tuning.follow_feet_s <= 0.0 {
+            return;
+        }
+        let (mut sum, mut load) = (Vector3::zeros(), 0.0);
+        for (point, o) in offsets {
+            let w = support
+                .iter()
+                .find(|c| c.point == *point)
+                .map_or(0.0, |c| c.impulse.y.max(0.0));
+            sum += Vector3::new(o[0], 0.0, o[1]) * w;
+            load += w;
+        }
+        if load <= 0.0 {
+            return;
+        }
+        let a = (h / tuning.follow_feet_s).min(1.0);
+        self.offset += (sum / load - self.offset) * a;
+        let n = self.offset.norm();
+        if n > tuning.follow_feet_max_m {
+            self.offset *= tuning.follow_feet_max_m / n;
+        }
     }
 }
 

@@ -21,7 +21,7 @@ use crate::sim::balls::{
 };
 use crate::sim::ground::Ground;
 use crate::sim::reflex::{ImpactReflex, reflex_joints, reflex_triggers};
-use crate::sim::root::{RootMode, SpringScale, SpringTuning};
+use crate::sim::root::{FeetShift, RootMode, SpringScale, SpringTuning};
 use crate::sim::support::{ClipFloor, SupportContact};
 use nalgebra::{Vector3, Vector6};
 
@@ -150,6 +150,8 @@ pub struct Snapshot {
     protective: Option<ProtectivePose>,
     /// The contact LCP's active set the next step tries first.
     contact_warm_start: Option<WarmStart>,
+    /// The root spring target's shift with the feet.
+    feet_shift: FeetShift,
 }
 
 /// The simulation of one character.
@@ -201,6 +203,8 @@ pub struct Simulation<'c> {
     /// The factor the reflex delay put on the root spring's frequencies in the latest step
     /// (1 when none).
     pub(super) root_frequency_scale: f64,
+    /// How far the root spring's target stands off the mocap path because the feet do.
+    pub(super) feet_shift: FeetShift,
     pub(super) spring_scale: SpringScale,
     /// The character's floor contacts (spring-held root only).
     pub(super) ground: Option<Ground>,
@@ -347,6 +351,7 @@ impl<'c> Simulation<'c> {
             reflex_stiffness_scale: 1.0,
             root_frequency_scale: 1.0,
             reflex_hold: vec![Vector3::zeros(); n],
+            feet_shift: FeetShift::default(),
             spring_scale,
             ground: (opts.ground && matches!(opts.root, RootMode::Spring(_)))
                 .then(|| Ground::new(model, floor.height)),
@@ -389,6 +394,7 @@ impl<'c> Simulation<'c> {
         self.reflex_stiffness_scale = 1.0;
         self.root_frequency_scale = 1.0;
         self.reflex_hold.fill(Vector3::zeros());
+        self.feet_shift = FeetShift::default();
         self.contact_ws.set_warm_start(None);
         self.replayed_steps = 0;
     }
@@ -402,6 +408,7 @@ impl<'c> Simulation<'c> {
             balance: self.balance.clone(),
             protective: self.protective.clone(),
             contact_warm_start: self.contact_ws.warm_start().cloned(),
+            feet_shift: self.feet_shift,
         }
     }
 
@@ -421,6 +428,7 @@ impl<'c> Simulation<'c> {
         self.balls = snapshot.balls.clone();
         self.balance = snapshot.balance.clone();
         self.protective = snapshot.protective.clone();
+        self.feet_shift = snapshot.feet_shift;
         self.contact_ws
             .set_warm_start(snapshot.contact_warm_start.clone());
         self.record.truncate(snapshot.k);
@@ -738,19 +746,25 @@ mod tests {
             pelvis + Vector3::new(0.0, 0.3, 2.0),
             Vector3::new(0.0, 0.0, -10.0),
         ));
-        let end = 180;
-        for _ in 0..60 {
+        // the snapshot after the hit, while the root spring's target follows the feet
+        let (at, end) = (150, 300);
+        for _ in 0..at {
             sim.step(None).unwrap();
         }
         let snap = sim.snapshot();
+        assert!(
+            snap.feet_shift.offset.norm() > 0.0,
+            "the hit has moved the root target: {:?}",
+            snap.feet_shift
+        );
         while sim.k < end {
             sim.step(None).unwrap();
         }
         let first = sim.record.clone();
         let first_balls = sim.balls.clone();
         sim.restore(&snap);
-        assert_eq!(sim.record.poses.len(), 60);
-        assert_eq!(sim.record.balls.len(), 60);
+        assert_eq!(sim.record.poses.len(), at);
+        assert_eq!(sim.record.balls.len(), at);
         while sim.k < end {
             sim.step(None).unwrap();
         }
