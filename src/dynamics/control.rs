@@ -9,7 +9,7 @@
 use super::gradient::{GradientEstimator, TorqueGradient};
 use super::state::{BodyState, atan2_near_zero, rotation_vector};
 use super::torque::JointTorque;
-use crate::motion::kinematics::{JointMotion, project_to_joint};
+use crate::motion::kinematics::{JointMotion, joint_angles};
 use crate::skeleton::{JointType, Model};
 use nalgebra::{Matrix2, Matrix3, Quaternion, UnitQuaternion, Vector2, Vector3};
 
@@ -125,7 +125,9 @@ impl Tracking {
         let Some(joint) = self.joints[b].as_ref() else {
             return;
         };
-        let (angles, _) = project_to_joint(joint, &jm.q_rel);
+        // the angles alone: the swing the joint discards is not needed here (every step,
+        // every joint)
+        let angles = joint_angles(joint, &jm.q_rel);
         let w_parent = jm.q_rel * jm.w;
         let rates = match joint.kind {
             JointType::Ball => [0.0; 2],
@@ -165,13 +167,13 @@ impl Tracking {
                 pa.q * ball_pd(&k, d, &e, &wd)
             }
             JointType::Hinge => {
-                let ang = crate::motion::kinematics::joint_angles(joint, &q_rel);
+                let ang = joint_angles(joint, &q_rel);
                 let n = pa.q * joint.axis_parent;
                 let rate = n.dot(&w_rel_world);
                 n * axis_pd(k[0], d, tg.angles[0] - ang[0], tg.rates[0] - rate)
             }
             JointType::Universal => {
-                let (ang, _) = project_to_joint(joint, &q_rel);
+                let ang = joint_angles(joint, &q_rel);
                 let n1 = pa.q * joint.axis_parent;
                 let n2 = pb.q * joint.axis_child;
                 let r = universal_rates(&n1, &n2, &w_rel_world);

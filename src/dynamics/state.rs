@@ -101,6 +101,23 @@ pub fn rotation_vector(q: &UnitQuaternion<f64>) -> Vector3<f64> {
     v * (sign * 2.0 * s.atan2(aw) / s)
 }
 
+/// Rotation angle (rad, in [0, π]) of a unit quaternion: `UnitQuaternion::angle` to
+/// round-off, without its atan2 for angles up to 2·atan(1/8) (14.3°; a joint's tracking
+/// error, recorded every step): 2·atan(x), x = |v|/|w|, by [`atan_ratio`]'s series.
+#[inline]
+pub fn rotation_angle(q: &UnitQuaternion<f64>) -> f64 {
+    let s2 = q.imag().norm_squared();
+    let aw = q.w.abs();
+    if s2 <= aw * aw * (1.0 / 64.0) {
+        if s2 < 1e-300 {
+            return 0.0;
+        }
+        let x = s2.sqrt() / aw;
+        return 2.0 * x * atan_ratio(x * x);
+    }
+    2.0 * s2.sqrt().atan2(aw)
+}
+
 /// atan(x)/x from y = x² ≤ 1/64: its alternating series 1 − y/3 + y²/5 − … − y⁹/19 by
 /// Horner from the smallest term (truncation below 3e-18).
 #[inline]
@@ -277,6 +294,32 @@ mod tests {
                 "({y}, {x}): {got} vs {want}"
             );
         }
+    }
+
+    #[test]
+    fn rotation_angle_is_nalgebras_angle() {
+        // both branches (series up to 14.3°, atan2 above), both hemispheres, tiny angles
+        let mut rng = crate::sim::random_throws::SplitMix64(7);
+        for k in 0..20_000 {
+            let mut u = || rng.uniform(-0.5, 0.5);
+            let axis = Vector3::new(u(), u(), u());
+            let angle = match k % 4 {
+                0 => rng.uniform(0.0, 1e-6),
+                1 => rng.uniform(0.0, 0.3),
+                2 => rng.uniform(0.0, std::f64::consts::PI),
+                _ => rng.uniform(0.2495, 0.2505),
+            };
+            let q = UnitQuaternion::from_scaled_axis(axis.normalize() * angle);
+            let flipped = UnitQuaternion::new_unchecked(-q.into_inner());
+            for q in [q, flipped] {
+                let (got, want) = (rotation_angle(&q), q.angle());
+                assert!(
+                    (got - want).abs() <= 4e-16 * want.max(1e-300) + 1e-300,
+                    "{angle}: {got} vs {want}"
+                );
+            }
+        }
+        assert_eq!(rotation_angle(&UnitQuaternion::identity()), 0.0);
     }
 
     #[test]

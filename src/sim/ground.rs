@@ -160,7 +160,20 @@ impl Ground {
         offsets: &mut Vec<(usize, [f64; 2])>,
     ) -> f64 {
         let mut deepest: f64 = 0.0;
+        // a body whose every point is above the floor (its COM higher than the floor by
+        // more than its points reach, with 1 nm to spare for rounding) lies below no
+        // surface: the surface is at or below the floor and the depth starts at 0
+        let mut clear_body = usize::MAX;
+        let mut checked_body = usize::MAX;
         for p in self.points.points() {
+            if p.body != checked_body {
+                checked_body = p.body;
+                let above = state.bodies[p.body].x.y - self.reach[p.body] - self.floor_y;
+                clear_body = if above > 1e-9 { p.body } else { usize::MAX };
+            }
+            if p.body == clear_body {
+                continue;
+            }
             let (s, r) = (&state.bodies[p.body], &reference[p.body]);
             let (ps, pr) = (p.bottom(&s.x, &s.q), p.bottom(&r.x, &r.q));
             let surface = if let_go {

@@ -2,6 +2,7 @@
 //! root's offset, the balls and the contacts (filled after every step), and the recorded
 //! run resampled at the clip's frame times for export.
 
+use crate::dynamics::state::rotation_angle;
 use crate::motion::kinematics::BodyKinematics;
 use crate::motion::reference::ReferenceScratch;
 use crate::sim::balls::ContactReport;
@@ -98,9 +99,7 @@ impl Simulation<'_> {
         for (b, body) in model.bodies.iter().enumerate().skip(1) {
             let Some(a) = body.parent else { continue };
             let sim_rel = self.state.bodies[a].q.inverse() * self.state.bodies[b].q;
-            let err = (self.targets.q_rel[b].inverse() * sim_rel)
-                .angle()
-                .to_degrees();
+            let err = rotation_angle(&(self.targets.q_rel[b].inverse() * sim_rel)).to_degrees();
             sq += err * err;
             cnt += 1;
             if err > worst.0 {
@@ -132,7 +131,7 @@ impl Simulation<'_> {
             .push((root.x - reference.x).norm());
         self.record
             .root_tilt_deg
-            .push((reference.q.inverse() * root.q).angle().to_degrees());
+            .push(rotation_angle(&(reference.q.inverse() * root.q)).to_degrees());
         self.record
             .balls
             .push(self.balls.iter().map(|b| b.active.then_some(b.x)).collect());
