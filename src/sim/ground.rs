@@ -216,6 +216,64 @@ pub fn foot_slip(steps: &[Vec<(usize, [f64; 2])>]) -> f64 {
 mod tests {
     use super::*;
 
+    /// The deepest penetration with the bodies clear of the floor skipped is the one every
+    /// point gives, to the bit: floors from below the lowest point to above the highest,
+    /// bodies moved up and down at random, the reference's surface below the floor too.
+    #[test]
+    fn skipping_bodies_clear_of_the_floor_changes_no_depth() {
+        use crate::motion::reference::ReferenceScratch;
+        use crate::sim::random_throws::SplitMix64;
+        use crate::{Character, CharacterOptions};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocap/demo_walk.bvh");
+        let c = Character::load(&path, &CharacterOptions::default()).expect("demo walk");
+        let model = &c.model;
+        let mut rng = SplitMix64(11);
+        let probe = Ground::new(model, 0.0);
+        assert!(probe.points.points().len() > 10);
+        let (mut skipped_some, mut deep_some) = (false, false);
+        let mut scratch = ReferenceScratch::default();
+        let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
+        for trial in 0..400 {
+            let t = rng.uniform(0.0, c.reference.duration);
+            c.reference.sample(model, t, &mut scratch, &mut kin);
+            let mut state = State::from_kinematics(&kin, t);
+            for b in state.bodies.iter_mut() {
+                b.x.y += rng.uniform(-0.3, 0.3);
+            }
+            let reference: Vec<BodyKinematics> = state
+                .bodies
+                .iter()
+                .map(|s| BodyKinematics {
+                    x: s.x + Vector3::new(0.0, rng.uniform(-0.05, 0.05), 0.0),
+                    q: s.q,
+                    ..Default::default()
+                })
+                .collect();
+            let floor_y = rng.uniform(-0.4, 1.8);
+            let ground = Ground::new(model, floor_y);
+            let let_go = trial % 3 == 0;
+            let mut offsets = Vec::new();
+            let got = ground.measure(&state, &reference, &[], let_go, &mut offsets);
+            let mut want: f64 = 0.0;
+            for p in ground.points.points() {
+                let (s, r) = (&state.bodies[p.body], &reference[p.body]);
+                let surface = if let_go {
+                    floor_y
+                } else {
+                    floor_y.min(p.bottom(&r.x, &r.q).y)
+                };
+                want = want.max(surface - p.bottom(&s.x, &s.q).y);
+            }
+            assert_eq!(got.to_bits(), want.to_bits(), "trial {trial}");
+            deep_some |= want > 0.0;
+            skipped_some |=
+                state.bodies.iter().enumerate().any(|(b, s)| {
+                    s.x.y - ground.reach[b] - floor_y > 1e-9 && ground.reach[b] > 0.0
+                });
+        }
+        assert!(skipped_some && deep_some);
+    }
+
     #[test]
     fn slip_is_measured_from_the_start_of_each_support_episode() {
         let steps = vec![
