@@ -10,7 +10,9 @@
 //! exactly the floor impulses the inverse dynamics assumed (its row carries them: the
 //! contact phase takes them where they solve the LCP, and guesses the LCP's active set
 //! from them otherwise; the frictional LCP has other solutions, such as a landing foot
-//! lifting off while the other takes the load). Every other point stays above
+//! lifting off while the other takes the load); the floor itself (or the reference's
+//! height, where lower) bounds it too, so a foot struck down as it lands cannot follow
+//! its reference's descending point through the floor. Every other point stays above
 //! the floor, or above its own reference height where the data put it lower (so the
 //! recording's stray low frames are not pushed up), with 1 mm of slack for the O(h²)
 //! difference between the linearised and the exact position update.
@@ -18,6 +20,7 @@
 use crate::dynamics::state::State;
 use crate::motion::kinematics::BodyKinematics;
 use crate::sim::balls::FloorRow;
+use crate::sim::contact::floor_row_bias;
 use crate::sim::support::{FLOOR_FRICTION, FloorPoints, SupportContact};
 use crate::skeleton::Model;
 use nalgebra::{Vector3, Vector6};
@@ -113,18 +116,34 @@ impl Ground {
             let u = &u_free[p.body];
             let v = Vector3::new(u[0], u[1], u[2])
                 + Vector3::new(u[3], u[4], u[5]).cross(&(point - body.x));
+            // the floor where the reference leaves its point, or the reference's own
+            // height at the step's end where the data put it lower
+            let floor_under = || {
+                let r = &reference_next[p.body];
+                self.floor_y.min(p.bottom(&r.x, &r.q).y - REFERENCE_SLACK_M)
+            };
             let (gap, surface_velocity, expected_impulse) = match self.supported[i] {
-                Some(j) => (
-                    point.y - support[j].position.y,
-                    support[j].velocity,
-                    Some(support[j].impulse),
-                ),
-                None if let_go => (point.y - self.floor_y, Vector3::zeros(), None),
-                None => {
-                    let r = &reference_next[p.body];
-                    let own = p.bottom(&r.x, &r.q).y - REFERENCE_SLACK_M;
-                    (point.y - self.floor_y.min(own), Vector3::zeros(), None)
+                Some(j) => {
+                    let s = &support[j];
+                    let gap = point.y - s.position.y;
+                    // A supported point's surface moves with its reference's point, which
+                    // descends as a foot lands: a foot pushed below it followed it down
+                    // through the floor (up to 18 mm). The floor bounds it too: the row
+                    // takes whichever surface asks the higher vertical speed of the point.
+                    // On the unperturbed path that is the reference's (the floor's asks
+                    // the reference slack, 1 mm, a step less), so nothing changes there.
+                    let floor_gap = point.y - floor_under();
+                    if -floor_row_bias(floor_gap, h) > s.velocity.y - floor_row_bias(gap, h) {
+                        // the floor does not move; along it the point still keeps to
+                        // its reference's motion, as on the reference's surface
+                        let static_floor = Vector3::new(s.velocity.x, 0.0, s.velocity.z);
+                        (floor_gap, static_floor, Some(s.impulse))
+                    } else {
+                        (gap, s.velocity, Some(s.impulse))
+                    }
                 }
+                None if let_go => (point.y - self.floor_y, Vector3::zeros(), None),
+                None => (point.y - floor_under(), Vector3::zeros(), None),
             };
             // near the floor first: the surface test costs a closest point per capsule
             if gap + h * (v.y - surface_velocity.y) < DETECTION_M

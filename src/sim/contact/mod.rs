@@ -17,6 +17,7 @@ mod rows;
 mod solve;
 
 pub use rows::FloorRow;
+pub(crate) use rows::floor_row_bias;
 pub use solve::WarmStart;
 
 use crate::dynamics::kkt::KktVector;
@@ -26,7 +27,7 @@ use crate::sim::balls::{Ball, Touched};
 use crate::skeleton::Model;
 use detect::detect_ball_rows;
 use nalgebra::{DMatrix, DVector, Matrix6, Vector3, Vector6};
-use rows::{ContactRow, Owner, floor_bias};
+use rows::{ContactRow, Owner};
 use solve::solve_and_apply;
 
 /// Contact settings of a run.
@@ -246,11 +247,7 @@ pub fn contact_phase_with_floor(
             p: f.point,
             n: Vector3::y(),
             toi: 0.0,
-            bias: if f.gap >= 0.0 {
-                f.gap / h
-            } else {
-                floor_bias(-f.gap, h)
-            },
+            bias: floor_row_bias(f.gap, h),
             surface_velocity: f.surface_velocity,
             restitution: 0.0,
             friction: f.friction,

@@ -91,6 +91,18 @@ pub(super) fn floor_bias(depth: f64, h: f64) -> f64 {
     -(0.1 * depth / h).min(0.2)
 }
 
+/// The bias of a floor row whose point lies `gap` m above its surface (< 0: below it),
+/// m/s: the point may approach the surface by at most `gap` in the step (`gap / h`), and
+/// one below it is pushed out by [`floor_bias`]. The row's point then moves along the
+/// normal at no less than the surface's speed minus this.
+pub(crate) fn floor_row_bias(gap: f64, h: f64) -> f64 {
+    if gap >= 0.0 {
+        gap / h
+    } else {
+        floor_bias(-gap, h)
+    }
+}
+
 /// Separation bias of a contact whose shapes overlap by `depth` ≥ 0: half the penetration
 /// per step, at most 1 m/s.
 pub(super) fn overlap_bias(depth: f64, h: f64) -> f64 {
