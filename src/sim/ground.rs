@@ -21,7 +21,7 @@ use crate::dynamics::state::State;
 use crate::motion::kinematics::BodyKinematics;
 use crate::sim::balls::FloorRow;
 use crate::sim::contact::floor_row_bias;
-use crate::sim::support::{FLOOR_FRICTION, FloorPoints, SupportContact};
+use crate::sim::support::{ContactPoint, FLOOR_FRICTION, FloorPoints, SupportContact};
 use crate::skeleton::Model;
 use nalgebra::{Vector3, Vector6};
 
@@ -93,24 +93,14 @@ impl Ground {
             highest = highest.max(s.position.y);
             rising = rising.max(s.velocity.y);
         }
-        let mut clear_body = usize::MAX;
-        let mut checked_body = usize::MAX;
-        for (i, p) in self.points.points().iter().enumerate() {
-            if p.body != checked_body {
-                checked_body = p.body;
-                let (x, u, r) = (&state.bodies[p.body].x, &u_free[p.body], self.reach[p.body]);
-                let speed = Vector3::new(u[0], u[1], u[2]).norm()
-                    + Vector3::new(u[3], u[4], u[5]).norm() * r;
-                let lowest_gap = x.y - r - highest - h * (speed + rising);
-                clear_body = if lowest_gap >= DETECTION_M {
-                    p.body
-                } else {
-                    usize::MAX
-                };
-            }
-            if p.body == clear_body {
-                continue;
-            }
+        let reach = &self.reach;
+        let clear = |b: usize| {
+            let (x, u, r) = (&state.bodies[b].x, &u_free[b], reach[b]);
+            let speed =
+                Vector3::new(u[0], u[1], u[2]).norm() + Vector3::new(u[3], u[4], u[5]).norm() * r;
+            x.y - r - highest - h * (speed + rising) >= DETECTION_M
+        };
+        for (i, p) in points_of_bodies_not(self.points.points(), clear) {
             let body = &state.bodies[p.body];
             let point = p.bottom(&body.x, &body.q);
             let u = &u_free[p.body];
@@ -182,17 +172,8 @@ impl Ground {
         // a body whose every point is above the floor (its COM higher than the floor by
         // more than its points reach, with 1 nm to spare for rounding) lies below no
         // surface: the surface is at or below the floor and the depth starts at 0
-        let mut clear_body = usize::MAX;
-        let mut checked_body = usize::MAX;
-        for p in self.points.points() {
-            if p.body != checked_body {
-                checked_body = p.body;
-                let above = state.bodies[p.body].x.y - self.reach[p.body] - self.floor_y;
-                clear_body = if above > 1e-9 { p.body } else { usize::MAX };
-            }
-            if p.body == clear_body {
-                continue;
-            }
+        let clear = |b: usize| state.bodies[b].x.y - self.reach[b] - self.floor_y > 1e-9;
+        for (_, p) in points_of_bodies_not(self.points.points(), clear) {
             let (s, r) = (&state.bodies[p.body], &reference[p.body]);
             let (ps, pr) = (p.bottom(&s.x, &s.q), p.bottom(&r.x, &r.q));
             let surface = if let_go {
@@ -213,6 +194,23 @@ impl Ground {
         }
         deepest
     }
+}
+
+/// The floor points `points` (in body order) with their indices, but for those of the
+/// bodies `clear` says every point of which is clear of the floor: asked once per body, so
+/// a body far above it costs one bound, not a pose per point.
+fn points_of_bodies_not<'a>(
+    points: &'a [ContactPoint],
+    mut clear: impl FnMut(usize) -> bool + 'a,
+) -> impl Iterator<Item = (usize, &'a ContactPoint)> + 'a {
+    let (mut checked, mut skipped) = (usize::MAX, false);
+    points.iter().enumerate().filter(move |(_, p)| {
+        if p.body != checked {
+            checked = p.body;
+            skipped = clear(p.body);
+        }
+        !skipped
+    })
 }
 
 /// Largest horizontal drift of a supported point from where it was, relative to its
