@@ -444,6 +444,45 @@ fn scenario_for_every_clip_and_bad_arguments() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// Settings no clip can run with stop the batch before any clip is read, with one error
+/// that names the flags (not one failed row per clip); a `--scale` that makes the figures
+/// giants is warned of per clip, and the run goes on.
+#[test]
+fn settings_no_clip_can_run_stop_the_batch_and_a_giant_is_warned_of() {
+    let root = tmp("settings");
+    let lib = root.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    for c in common::repo_clips() {
+        std::fs::copy(&c, lib.join(c.file_name().unwrap())).unwrap();
+    }
+    let out = root.join("out");
+    let o = run(&["--drift", "improved", "-q"], &lib, &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("--root pinned"), "{err}");
+    assert_eq!(err.matches("--drift improved").count(), 1, "{err}");
+    assert!(!out.join("summary.json").exists());
+    // the repo's clips are in centimetres: at 0.3 m per unit the figures are ~50 m tall
+    let o = run(&["--scale", "0.3", "-q"], &lib, &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    for clip in ["demo_walk.bvh", "demo_wave.bvh"] {
+        let line = format!("warning: {clip}: --scale 0.3 m per file unit makes the figure");
+        assert_eq!(err.matches(&line).count(), 1, "{clip}: {err}");
+    }
+    assert!(err.contains("read in cm (--scale 0.01"), "{err}");
+    let s = summary(&out.join("summary.json"));
+    for r in rows(&s) {
+        assert!(
+            r["warnings"][0]
+                .as_str()
+                .is_some_and(|w| w.contains("m tall")),
+            "{r}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
 /// The walk `path` repeated `n` times, each copy moved on by the distance one copy covers
 /// (the demo walk is a whole number of strides, so the joins are as smooth as any frame).
 fn tiled(path: &Path, n: usize) -> jostle::mocap::Clip {

@@ -12,6 +12,7 @@ use jostle::sim::balls::Ball;
 use jostle::sim::metrics::{PerturbMetrics, perturb_metrics};
 use jostle::sim::scenario::BallSpec;
 use jostle::sim::{RootMode, SimOptions, Simulation, SpringTuning};
+use jostle::skeleton::{FrameOptions, ModelOptions};
 use jostle::{Character, CharacterOptions};
 use nalgebra::Vector3;
 
@@ -175,6 +176,42 @@ fn a_handball_sways_the_figure_without_knocking_it_down() {
         assert!(!m.fell, "{target}: {m:?}");
         assert!(m.peak_xcom_change_m < 0.1, "{target}: {m:?}");
     }
+}
+
+/// The balance margins are the figure's lengths: the repo's walk read at 30 m per file
+/// unit (its file is in centimetres: a 52 m, 63 t figure, as a wrong `--scale` makes it)
+/// is not knocked down by a handball, whose 8 N·s cannot move it. With the margins in
+/// metres (10 cm, a few thousandths of its size) the reflex's yielding alone had it let go
+/// 0.1 s after the ball touched.
+#[test]
+fn a_handball_does_not_knock_down_a_figure_read_at_thirty_times_its_size() {
+    let path = common::repo_clip("demo_walk.bvh");
+    let giant = Character::load(
+        &path,
+        &CharacterOptions {
+            model: ModelOptions {
+                frames: FrameOptions {
+                    scale: Some(0.3),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let stature = giant.model.figure.height_m;
+    assert!(stature > 40.0, "stature {stature} m");
+    let e = run_hit(&giant, "t=1.0,target=chest,speed=12", standing(true));
+    let m = &e.metrics;
+    eprintln!(
+        "{stature:.1} m figure, handball to the chest: {:.1} N·s, peak Δξ {:.3} m, peak \
+         deviation {:.2}°",
+        m.balls[0].impulse_ns, m.peak_xcom_change_m, m.peak_deviation_deg
+    );
+    assert!(m.balls[0].hit, "{m:?}");
+    assert!(!m.fell, "let go at {:?} s: {m:?}", m.fall_time_s);
+    assert!(m.peak_deviation_deg < 1.0, "{m:?}");
 }
 
 #[test]

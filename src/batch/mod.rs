@@ -62,10 +62,11 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// `after_last_hit_s`; r10: an aimed ball prefers an approach that meets its target
 /// head-on, `sim::aim::HEAD_ON_DEG`, and the trunk answers a blow at 2.5 % of its
 /// stiffness while the unperturbed path's torques go on, `sim::reflex`; r11: after a hit
-/// the root spring's target follows the planted feet, `sim::root::FeetShift`). `--mass` and
-/// `--height` reach the fingerprint
-/// through [`BatchOptions::load`].
-pub const OUTPUT_REVISION: u32 = 11;
+/// the root spring's target follows the planted feet, `sim::root::FeetShift`; r12: a
+/// landing foot's floor rows are bounded by the floor too, `sim::ground`, and the balance
+/// margins are fractions of the figure's stature, `sim::balance`). `--mass` and `--height`
+/// reach the fingerprint through [`BatchOptions::load`].
+pub const OUTPUT_REVISION: u32 = 12;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]
@@ -405,6 +406,7 @@ fn row_from_metrics(m: &ClipMetrics, status: ClipStatus, timing: ClipTiming) -> 
                 })
                 .collect()
         },
+        warnings: vec![],
     }
 }
 
@@ -607,6 +609,8 @@ fn process_clip_inner(
     staging.commit(text.as_bytes()).map_err(failed)?;
     let mut row = row_from_metrics(&metrics, ClipStatus::Ok, timing);
     row.reason = redone;
+    row.warnings
+        .extend(crate::skeleton::stature_warning(&c.model.figure));
     let bytes = marker.outputs.iter().map(|o| o.bytes).sum();
     Ok((row, bytes))
 }
@@ -667,6 +671,8 @@ pub fn run_batch(
             "--variations must be at least 1".into(),
         ));
     }
+    // settings every clip would fail on: said once, before any clip is read
+    opts.sim.validate().map_err(BatchError::Settings)?;
     let t0 = Instant::now();
     files::remove_stale_temporaries(&opts.out);
     let options_sha = opts.fingerprint();

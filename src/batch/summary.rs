@@ -101,6 +101,10 @@ pub struct ClipRow {
     /// training script can read; empty for a clip without results).
     #[serde(default)]
     pub files: Vec<VariationFiles>,
+    /// What the user should know about this clip's run, e.g. a figure that `--scale` made
+    /// taller than any person (absent when there is nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One variation's output files, as paths relative to the batch's output folder.
@@ -147,6 +151,7 @@ impl ClipRow {
             simulated_s: 0.0,
             timing: ClipTiming::default(),
             files: vec![],
+            warnings: vec![],
         }
     }
 

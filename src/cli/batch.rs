@@ -270,6 +270,9 @@ pub fn run(a: &BatchArgs) -> anyhow::Result<()> {
         {
             bar.suspend(|| eprintln!("{why}"));
         }
+        for w in &r.warnings {
+            bar.suspend(|| eprintln!("warning: {}: {w}", r.path));
+        }
         if a.json_lines {
             if let Ok(line) = serde_json::to_string(r) {
                 bar.suspend(|| println!("{line}"));

@@ -2,7 +2,6 @@
 
 use super::{LoadArgs, write_output};
 use clap::Args;
-use jostle::Character;
 use jostle::motion::kinematics::BodyKinematics;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -37,7 +36,7 @@ pub fn run(a: &InverseArgs) -> anyhow::Result<()> {
         "--step must be in (0, 0.1] s, got {}",
         a.step
     );
-    let c = Character::load(&a.clip, &a.load.options()?)?;
+    let c = super::load_character(&a.clip, &a.load)?;
     let table = c.inverse_dynamics(a.step);
     let names = c.dof_names();
     let mut csv = String::from("time_s");

@@ -51,6 +51,16 @@ enum Command {
     },
 }
 
+/// Load `clip` as the commands do, warning on stderr of what the user should know before
+/// trusting the run (a `--scale` that made the figure taller than any person).
+fn load_character(clip: &std::path::Path, load: &LoadArgs) -> anyhow::Result<jostle::Character> {
+    let c = jostle::Character::load(clip, &load.options()?)?;
+    if let Some(w) = jostle::skeleton::stature_warning(&c.model.figure) {
+        eprintln!("warning: {}: {w}", clip.display());
+    }
+    Ok(c)
+}
+
 /// Parse the command line and run; print errors with their causes.
 pub fn run() -> std::process::ExitCode {
     let cli = Cli::parse();

@@ -88,7 +88,7 @@ pub fn collect_scenario(a: &PerturbArgs, c: &Character) -> anyhow::Result<Scenar
 pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
     let opts = a.sim.options()?;
     let t_load = Instant::now();
-    let c = Character::load(&a.clip, &a.load.options()?)?;
+    let c = super::load_character(&a.clip, &a.load)?;
     let scenario = collect_scenario(a, &c)?;
     let load_s = t_load.elapsed().as_secs_f64();
     let label = c.path.display().to_string();

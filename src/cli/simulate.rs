@@ -3,7 +3,6 @@
 
 use super::LoadArgs;
 use clap::Args;
-use jostle::Character;
 pub use jostle::options::SimArgs;
 use jostle::sim::Simulation;
 use serde_json::json;
@@ -26,7 +25,7 @@ pub struct SimulateArgs {
 /// Run `jostle simulate`.
 pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
     let opts = a.sim.options()?;
-    let c = Character::load(&a.clip, &a.load.options()?)?;
+    let c = super::load_character(&a.clip, &a.load)?;
     let t0 = std::time::Instant::now();
     let mut sim = Simulation::new(&c, opts)?;
     // `simulate` times and checks the step itself: every step is computed, none copied

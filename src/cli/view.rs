@@ -4,7 +4,6 @@ use super::perturb::scenario_from;
 use super::simulate::SimArgs;
 use super::{LoadArgs, write_output_bytes};
 use clap::Args;
-use jostle::Character;
 use jostle::sim::scenario::BallSpec;
 use jostle::viewer::headless::{bench, screenshot};
 use jostle::viewer::playback::{Playback, Throw};
@@ -97,7 +96,7 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<()> {
     };
     opts.validate()?;
     let mut scenario = scenario_from(a.scenario.as_deref(), &a.balls)?;
-    let c = Character::load(&a.clip, &a.load.options()?)?;
+    let c = super::load_character(&a.clip, &a.load)?;
     if a.bench && scenario.balls.is_empty() {
         scenario.balls.push(BallSpec::from_flag(&format!(
             "t={:.3},target=chest",

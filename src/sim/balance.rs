@@ -7,11 +7,18 @@
 //! so a hit is judged by what it changed: Δξ = ξ − ξ_ref against the reference at the same
 //! time. Ankles and hips absorb |Δξ| up to about half a foot length; beyond it only a
 //! step saves a person, and this controller does not step. So the character lets go when
-//! |Δξ| stays above [`FallOptions::capture_margin_m`], or the root spring pulls harder
-//! than [`FallOptions::spring_force_bw`] body weights, for [`FallOptions::hold_s`], within
-//! [`FallOptions::after_hit_s`] of a hit; or, at any time after a hit, when |Δξ| stays
-//! above [`FallOptions::toppled_margin_m`] (a slow topple, which a root spring softer than
-//! gravity's toppling rate lets happen seconds later).
+//! |Δξ| stays above [`FallOptions::capture_margin_per_stature`] of its stature, or the
+//! root spring pulls harder than [`FallOptions::spring_force_bw`] body weights, for
+//! [`FallOptions::hold_s`], within [`FallOptions::after_hit_s`] of a hit; or, at any time
+//! after a hit, when |Δξ| stays above [`FallOptions::toppled_margin_per_stature`] (a slow
+//! topple, which a root spring softer than gravity's toppling rate lets happen seconds
+//! later).
+//!
+//! The margins are lengths of the figure (a foot is ~15 % of a person's stature), so they
+//! scale with it. As absolute lengths, the 10 cm and 30 cm they are on a 1.75 m adult were
+//! a thousandth of a 90 m figure (a clip in centimetres read at `--scale 0.5`), which
+//! every handball then knocked down ~0.1 s after it touched (the reflex's yielding alone
+//! sags a figure by a share of its size), and the whole foot of a 0.7 m one.
 
 use crate::skeleton::Model;
 use nalgebra::Vector3;
@@ -22,9 +29,10 @@ pub struct FallOptions {
     /// Let go when out of balance (`--no-falls` clears it: the hand of god then holds the
     /// figure up whatever happens).
     pub allowed: bool,
-    /// Largest recoverable change of the extrapolated COM, m (about half a foot length:
-    /// what ankle and hip strategies absorb without a step).
-    pub capture_margin_m: f64,
+    /// Largest recoverable change of the extrapolated COM, as a fraction of the figure's
+    /// stature (about half a foot length: what ankle and hip strategies absorb without a
+    /// step; 10 cm on a 1.75 m adult).
+    pub capture_margin_per_stature: f64,
     /// Largest plausible pull of the root spring, in body weights (METHOD §12.4's
     /// F_max ≈ 0.5 m g: beyond it the hand of god would be visibly holding the figure up).
     pub spring_force_bw: f64,
@@ -44,24 +52,30 @@ pub struct FallOptions {
     /// (random handballs otherwise let a kick and a salsa clip go 2–5 s after an arm hit).
     pub after_hit_s: f64,
     /// Beyond this change of the extrapolated COM the figure has toppled, however long
-    /// after a hit, m. Far above what the tracking drifts: over 160 random throws at the
-    /// default gains no run that stayed up went past 0.13 m, while with the root spring at
-    /// 0.3 Hz (`--root-hz 0.3`, below gravity's toppling rate) hit figures wandered off by
-    /// a metre and ended on the floor, seconds after `after_hit_s`, still reported up.
-    pub toppled_margin_m: f64,
+    /// after a hit, as a fraction of its stature (30 cm on a 1.75 m adult). Far above what
+    /// the tracking drifts: over 160 random throws at the default gains no run that stayed
+    /// up went past 0.13 m, while with the root spring at 0.3 Hz (`--root-hz 0.3`, below
+    /// gravity's toppling rate) hit figures wandered off by a metre and ended on the
+    /// floor, seconds after `after_hit_s`, still reported up.
+    pub toppled_margin_per_stature: f64,
 }
+
+/// The stature the margins' defaults were measured at, m (their values in metres there:
+/// [`FallOptions::capture_margin_per_stature`] 0.10, [`FallOptions::toppled_margin_per_stature`]
+/// 0.30).
+pub const REFERENCE_STATURE_M: f64 = 1.75;
 
 impl Default for FallOptions {
     fn default() -> Self {
         FallOptions {
             allowed: true,
-            capture_margin_m: 0.10,
+            capture_margin_per_stature: 0.10 / REFERENCE_STATURE_M,
             spring_force_bw: 0.5,
             hold_s: 0.05,
             fade_s: 0.2,
             protective_stiffness: 0.3,
             after_hit_s: 1.0,
-            toppled_margin_m: 0.3,
+            toppled_margin_per_stature: 0.30 / REFERENCE_STATURE_M,
         }
     }
 }
@@ -70,11 +84,17 @@ impl FallOptions {
     /// Check the numbers (finite and positive; the stiffness fraction in (0, 1]).
     pub fn validate(&self) -> Result<(), String> {
         for (name, v) in [
-            ("capture margin (m)", self.capture_margin_m),
+            (
+                "capture margin (per stature)",
+                self.capture_margin_per_stature,
+            ),
             ("spring force limit (body weights)", self.spring_force_bw),
             ("fade time (s)", self.fade_s),
             ("time after a hit (s)", self.after_hit_s),
-            ("toppled margin (m)", self.toppled_margin_m),
+            (
+                "toppled margin (per stature)",
+                self.toppled_margin_per_stature,
+            ),
         ] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(format!("fall {name} must be positive, got {v}"));
@@ -93,6 +113,16 @@ impl FallOptions {
             ));
         }
         Ok(())
+    }
+
+    /// The capture margin of a figure `stature_m` m tall, m.
+    pub fn capture_margin_m(&self, stature_m: f64) -> f64 {
+        self.capture_margin_per_stature * stature_m
+    }
+
+    /// The toppled margin of a figure `stature_m` m tall, m.
+    pub fn toppled_margin_m(&self, stature_m: f64) -> f64 {
+        self.toppled_margin_per_stature * stature_m
     }
 
     /// The fraction of the feedforward still applied `since` s after letting go.
@@ -144,14 +174,15 @@ pub struct Balance {
 }
 
 impl Balance {
-    /// Observe the state at time `t` (s): its change of extrapolated COM from the
-    /// reference's `xcom_change_m` (m), the root spring's pull `spring_force_bw` (body
-    /// weights), and when a ball last touched the character, `last_hit` (s; `None`:
-    /// never). True when the character has just lost its balance.
+    /// Observe the state at time `t` (s) of a figure `stature_m` m tall: its change of
+    /// extrapolated COM from the reference's `xcom_change_m` (m), the root spring's pull
+    /// `spring_force_bw` (body weights), and when a ball last touched the character,
+    /// `last_hit` (s; `None`: never). True when the character has just lost its balance.
     pub fn observe(
         &mut self,
         opts: &FallOptions,
         t: f64,
+        stature_m: f64,
         xcom_change_m: f64,
         spring_force_bw: f64,
         last_hit: Option<f64>,
@@ -162,8 +193,9 @@ impl Balance {
         }
         let hit_recently = last_hit.is_some_and(|th| t - th <= opts.after_hit_s);
         let over = (hit_recently
-            && (xcom_change_m > opts.capture_margin_m || spring_force_bw > opts.spring_force_bw))
-            || (last_hit.is_some() && xcom_change_m > opts.toppled_margin_m);
+            && (xcom_change_m > opts.capture_margin_m(stature_m)
+                || spring_force_bw > opts.spring_force_bw))
+            || (last_hit.is_some() && xcom_change_m > opts.toppled_margin_m(stature_m));
         if !over {
             self.over_since = None;
             return false;
@@ -182,21 +214,23 @@ mod tests {
     use super::*;
 
     const HIT: Option<f64> = Some(0.0);
+    /// The stature the tests' figures have, m.
+    const H: f64 = REFERENCE_STATURE_M;
 
     #[test]
     fn a_limit_must_hold_before_letting_go_and_a_break_restarts_the_clock() {
         let opts = FallOptions::default();
         let mut b = Balance::default();
-        assert!(!b.observe(&opts, 0.00, 0.2, 0.0, HIT));
-        assert!(!b.observe(&opts, 0.03, 0.2, 0.0, HIT));
+        assert!(!b.observe(&opts, 0.00, H, 0.2, 0.0, HIT));
+        assert!(!b.observe(&opts, 0.03, H, 0.2, 0.0, HIT));
         // back inside: the clock restarts
-        assert!(!b.observe(&opts, 0.04, 0.05, 0.1, HIT));
-        assert!(!b.observe(&opts, 0.05, 0.0, 0.9, HIT));
-        assert!(!b.observe(&opts, 0.09, 0.0, 0.9, HIT));
-        assert!(b.observe(&opts, 0.10, 0.0, 0.9, HIT));
+        assert!(!b.observe(&opts, 0.04, H, 0.05, 0.1, HIT));
+        assert!(!b.observe(&opts, 0.05, H, 0.0, 0.9, HIT));
+        assert!(!b.observe(&opts, 0.09, H, 0.0, 0.9, HIT));
+        assert!(b.observe(&opts, 0.10, H, 0.0, 0.9, HIT));
         assert_eq!(b.fell_at, Some(0.10));
         // once fallen, never again
-        assert!(!b.observe(&opts, 0.2, 1.0, 1.0, HIT));
+        assert!(!b.observe(&opts, 0.2, H, 1.0, 1.0, HIT));
         assert!((b.peak_xcom_change_m - 1.0).abs() < 1e-15);
     }
 
@@ -208,7 +242,7 @@ mod tests {
         };
         let mut b = Balance::default();
         for i in 0..100 {
-            assert!(!b.observe(&opts, i as f64 * 0.01, 1.0, 2.0, HIT));
+            assert!(!b.observe(&opts, i as f64 * 0.01, H, 1.0, 2.0, HIT));
         }
         assert_eq!(b.fell_at, None);
     }
@@ -218,30 +252,30 @@ mod tests {
         // past the capture margin and the spring limit, short of the toppled margin
         let opts = FallOptions::default();
         let drift = 0.2;
-        assert!(drift > opts.capture_margin_m && drift < opts.toppled_margin_m);
+        assert!(drift > opts.capture_margin_m(H) && drift < opts.toppled_margin_m(H));
         let mut never = Balance::default();
         let mut long_ago = Balance::default();
         for i in 0..100 {
             let t = 2.0 + i as f64 * 0.01;
-            assert!(!never.observe(&opts, t, drift, 2.0, None));
-            assert!(!long_ago.observe(&opts, t, drift, 2.0, Some(0.5)));
+            assert!(!never.observe(&opts, t, H, drift, 2.0, None));
+            assert!(!long_ago.observe(&opts, t, H, drift, 2.0, Some(0.5)));
         }
         let mut recent = Balance::default();
-        assert!(!recent.observe(&opts, 2.0, drift, 2.0, Some(1.9)));
-        assert!(recent.observe(&opts, 2.05, drift, 2.0, Some(1.9)));
+        assert!(!recent.observe(&opts, 2.0, H, drift, 2.0, Some(1.9)));
+        assert!(recent.observe(&opts, 2.05, H, drift, 2.0, Some(1.9)));
     }
 
     #[test]
     fn a_topple_long_after_a_hit_still_lets_go_but_never_without_one() {
         let opts = FallOptions::default();
-        let far = opts.toppled_margin_m + 0.05;
+        let far = opts.toppled_margin_m(H) + 0.05;
         let mut never = Balance::default();
         let mut long_ago = Balance::default();
         let mut fell = None;
         for i in 0..100 {
             let t = 5.0 + i as f64 * 0.01;
-            assert!(!never.observe(&opts, t, far, 0.0, None));
-            if long_ago.observe(&opts, t, far, 0.0, Some(0.5)) {
+            assert!(!never.observe(&opts, t, H, far, 0.0, None));
+            if long_ago.observe(&opts, t, H, far, 0.0, Some(0.5)) {
                 fell = Some(t);
             }
         }
@@ -251,9 +285,36 @@ mod tests {
         assert_eq!(long_ago.fell_at, Some(t));
         // and a brief excursion does not
         let mut brief = Balance::default();
-        assert!(!brief.observe(&opts, 5.0, far, 0.0, Some(0.5)));
-        assert!(!brief.observe(&opts, 5.01, 0.0, 0.0, Some(0.5)));
-        assert!(!brief.observe(&opts, 5.06, far, 0.0, Some(0.5)));
+        assert!(!brief.observe(&opts, 5.0, H, far, 0.0, Some(0.5)));
+        assert!(!brief.observe(&opts, 5.01, H, 0.0, 0.0, Some(0.5)));
+        assert!(!brief.observe(&opts, 5.06, H, far, 0.0, Some(0.5)));
+    }
+
+    #[test]
+    fn the_margins_scale_with_the_figure() {
+        let opts = FallOptions::default();
+        // the defaults as measured on an adult
+        assert!((opts.capture_margin_m(1.75) - 0.10).abs() < 1e-15);
+        assert!((opts.toppled_margin_m(1.75) - 0.30).abs() < 1e-15);
+        // Δξ of 0.2 m shortly after a hit: an adult lets go, a figure ten times its size
+        // (a clip read at ten times its units) has moved a tenth as far for its size
+        let (mut adult, mut giant) = (Balance::default(), Balance::default());
+        for i in 0..20 {
+            let t = 1.0 + i as f64 * 0.01;
+            adult.observe(&opts, t, 1.75, 0.2, 0.0, Some(0.9));
+            giant.observe(&opts, t, 17.5, 0.2, 0.0, Some(0.9));
+        }
+        assert!(adult.fell_at.is_some());
+        assert_eq!(giant.fell_at, None);
+        // and a 0.7 m figure goes at 5 cm, which an adult absorbs
+        let (mut adult, mut small) = (Balance::default(), Balance::default());
+        for i in 0..20 {
+            let t = 1.0 + i as f64 * 0.01;
+            adult.observe(&opts, t, 1.75, 0.05, 0.0, Some(0.9));
+            small.observe(&opts, t, 0.7, 0.05, 0.0, Some(0.9));
+        }
+        assert_eq!(adult.fell_at, None);
+        assert!(small.fell_at.is_some());
     }
 
     #[test]

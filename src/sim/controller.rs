@@ -384,9 +384,13 @@ impl Simulation<'_> {
             .map(|h| h.t + h.duration)
             .reduce(f64::max);
         let (xcom_change, pull_bw) = ((xi - xi_ref).norm(), pull.norm() / weight);
+        // the margins are the figure's lengths (a model built without a stature: an adult's)
+        let stature = Some(model.figure.height_m)
+            .filter(|h| h.is_finite() && *h > 0.0)
+            .unwrap_or(crate::sim::balance::REFERENCE_STATURE_M);
         if self
             .balance
-            .observe(&self.opts.falls, t, xcom_change, pull_bw, last_hit)
+            .observe(&self.opts.falls, t, stature, xcom_change, pull_bw, last_hit)
         {
             self.let_go();
         }

@@ -62,6 +62,30 @@ pub struct SimOptions {
     pub reflex: ImpactReflex,
 }
 
+impl SimOptions {
+    /// Check the settings before any clip is loaded or run: the step in (0, 0.05] s, the
+    /// fall, reflex and root-spring numbers, and a drift scheme a spring-held root can
+    /// run with. The error names the flags.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.step > 0.0 && self.step <= 0.05) {
+            return Err(format!("step {} s must be in (0, 0.05]", self.step));
+        }
+        self.falls.validate()?;
+        self.reflex.validate()?;
+        if let RootMode::Spring(tuning) = &self.root {
+            tuning.validate()?;
+            if self.drift == Drift::ImprovedImplicit {
+                return Err(
+                    "a spring-held root (the default) needs --drift post, baumgarte \
+                            or none; --drift improved runs with --root pinned"
+                        .into(),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
@@ -250,22 +274,7 @@ impl<'c> Simulation<'c> {
         opts: SimOptions,
         cancelled: &mut dyn FnMut() -> bool,
     ) -> Result<Self, SimError> {
-        if !(opts.step > 0.0 && opts.step <= 0.05) {
-            return Err(SimError::Settings(format!(
-                "step {} s must be in (0, 0.05]",
-                opts.step
-            )));
-        }
-        opts.falls.validate().map_err(SimError::Settings)?;
-        opts.reflex.validate().map_err(SimError::Settings)?;
-        if let RootMode::Spring(tuning) = &opts.root {
-            tuning.validate().map_err(SimError::Settings)?;
-            if opts.drift == Drift::ImprovedImplicit {
-                return Err(SimError::Settings(
-                    "a spring-held root needs --drift post, baumgarte or none".into(),
-                ));
-            }
-        }
+        opts.validate().map_err(SimError::Settings)?;
         // The feedforward is the discrete inverse dynamics of the figure held as it will be
         // run (pinned, or spring-held and standing on the floor): computed through the
         // same step, so an unperturbed run reproduces it.

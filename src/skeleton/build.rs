@@ -499,6 +499,9 @@ pub fn build_model_with_poses(
         stature_source,
         stature_detail,
     };
+    if let Some(w) = super::units::stature_warning(&figure) {
+        notes.push(w);
+    }
     let merged: usize = bodies.iter().map(|b| b.merged.len()).sum();
     notes.push(format!(
         "skeleton spec `{spec_name}`: {} bodies from {} clip joints ({merged} merged into their parents)",

@@ -25,4 +25,6 @@ pub use roles::{JointType, Role};
 pub use shape::{BODY_DENSITY, MassAccumulator};
 pub use spec::{BUILTIN_SPECS, SkeletonSpec, SpecError, base_name};
 pub use stature::{StatureEstimate, StatureSource, estimate_stature};
-pub use units::{ClipFrames, FigureError, FrameOptions, PositionConvention};
+pub use units::{
+    ClipFrames, FigureError, FrameOptions, PLAUSIBLE_STATURE_M, PositionConvention, stature_warning,
+};

@@ -302,6 +302,54 @@ fn mass_and_height_options() {
     assert!(build_model(&clip(&text), &both).is_err());
 }
 
+/// A `--scale` or `--height` that makes the figure no person's size is warned of (in the
+/// model's notes too), with the unit that reads the clip right; jostle's own units and a
+/// plausible figure are not.
+#[test]
+fn a_figure_no_person_could_be_is_warned_of() {
+    let text = figure(10.0, 20.0, 25.0);
+    let with = |scale: Option<f64>, height_m: Option<f64>| {
+        let opts = ModelOptions {
+            frames: FrameOptions {
+                scale,
+                height_m,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let m = build(&text, &opts);
+        let w = stature_warning(&m.figure);
+        assert_eq!(
+            w.is_some(),
+            m.notes.iter().any(|n| Some(n) == w.as_ref()),
+            "the warning is among the notes: {:?}",
+            m.notes
+        );
+        (m.figure.height_m, w)
+    };
+    // detected (the file is in cm): a person, no warning
+    let (h, w) = with(None, None);
+    assert!(PLAUSIBLE_STATURE_M.contains(&h) && w.is_none(), "{h} {w:?}");
+    // read in metres by mistake: 100 × as tall, and the hint names the file's unit
+    let (giant, w) = with(Some(1.0), None);
+    let w = w.expect("a giant is warned of");
+    assert!((giant / h - 100.0).abs() < 1e-9, "{giant} m");
+    assert!(w.contains("--scale 1 m per file unit"), "{w}");
+    assert!(w.contains("read in cm (--scale 0.01"), "{w}");
+    assert!(w.contains(&format!("{h:.2} m tall")), "{w}");
+    // a tenth of its size by --scale, and --height beyond a person either way
+    assert!(with(Some(0.001), None).1.is_some());
+    for (height, warned) in [(0.5, true), (0.95, false), (2.4, false), (3.0, true)] {
+        let w = with(None, Some(height)).1;
+        assert_eq!(w.is_some(), warned, "--height {height}: {w:?}");
+        if let Some(w) = w {
+            assert!(w.starts_with("--height makes the figure"), "{w}");
+        }
+    }
+    // a user's --scale that gives a person: no warning
+    assert!(with(Some(0.01), None).1.is_none());
+}
+
 #[test]
 fn a_trunk_missing_bones_takes_its_stature_from_the_legs() {
     // Spine 10, chest 5, neck 10: the chain gives (0.82 + 0.05 + 0.35 + 0.22) / 0.961 =

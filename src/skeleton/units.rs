@@ -98,6 +98,54 @@ pub enum FigureError {
 /// (`cmusl_60_12`, metres rescaled to a 1.36 m figure, is one).
 const HUMAN_STATURE_M: std::ops::RangeInclusive<f64> = 1.45..=2.1;
 
+/// The common unit that makes a figure `height_file` file units tall a person's stature
+/// (in [`HUMAN_STATURE_M`], the closest to 1.75 m): its name, metres per unit and the
+/// stature it gives, m.
+fn common_unit(height_file: f64) -> Option<(&'static str, f64, f64)> {
+    UNIT_CANDIDATES
+        .iter()
+        .map(|&(name, s)| (name, s, height_file * s))
+        .filter(|(_, _, h)| HUMAN_STATURE_M.contains(h))
+        .min_by(|a, b| (a.2 - 1.75).abs().total_cmp(&(b.2 - 1.75).abs()))
+}
+
+/// Statures people have, m (small children to the tallest adults): a `--scale` or
+/// `--height` that makes a figure any other size has most likely read the clip in the
+/// wrong unit.
+pub const PLAUSIBLE_STATURE_M: std::ops::RangeInclusive<f64> = 0.9..=2.5;
+
+/// A warning for a figure that the user's `--scale` or `--height` made taller or shorter
+/// than any person ([`PLAUSIBLE_STATURE_M`]), with the unit that would make it one (for
+/// `--scale`); `None` for a plausible figure or a unit jostle chose (a person's stature
+/// by construction). The simulation still runs: the balance margins scale with the
+/// figure, but the balls, the floor contacts' millimetre tolerances and the clip's
+/// timing are a person's.
+pub fn stature_warning(figure: &crate::skeleton::FigureInfo) -> Option<String> {
+    let h = figure.height_m;
+    if PLAUSIBLE_STATURE_M.contains(&h) || !(h.is_finite() && h > 0.0) {
+        return None;
+    }
+    let (low, high) = (PLAUSIBLE_STATURE_M.start(), PLAUSIBLE_STATURE_M.end());
+    let size = format!("the figure {h:.2} m tall, outside a person's {low}-{high} m");
+    match figure.unit.as_str() {
+        "--scale" => {
+            let hint = common_unit(h / figure.scale)
+                .map(|(name, s, x)| {
+                    format!(
+                        "; read in {name} (--scale {s}, or without --scale) it is {x:.2} m tall"
+                    )
+                })
+                .unwrap_or_default();
+            Some(format!(
+                "--scale {} m per file unit makes {size}{hint}",
+                figure.scale
+            ))
+        }
+        "--height" => Some(format!("--height makes {size}")),
+        _ => None,
+    }
+}
+
 impl FrameOptions {
     /// Check the user's scale and stature: positive, finite, not both.
     pub fn validate(&self) -> Result<(), FigureError> {
@@ -199,29 +247,22 @@ impl<'a> ClipFrames<'a> {
                 frames.scale = h / height_file;
                 frames.unit = "--height".into();
             }
-            (None, None) => {
-                let best = UNIT_CANDIDATES
-                    .iter()
-                    .map(|(name, s)| (name, s, height_file * s))
-                    .filter(|(_, _, h)| HUMAN_STATURE_M.contains(h))
-                    .min_by(|a, b| (a.2 - 1.75).abs().total_cmp(&(b.2 - 1.75).abs()));
-                match best {
-                    Some((name, s, _)) => {
-                        frames.scale = *s;
-                        frames.unit = (*name).to_string();
-                    }
-                    None => {
-                        frames.scale = 1.75 / height_file;
-                        frames.unit = "fitted".into();
-                        frames.notes.push(format!(
+            (None, None) => match common_unit(height_file) {
+                Some((name, s, _)) => {
+                    frames.scale = s;
+                    frames.unit = name.to_string();
+                }
+                None => {
+                    frames.scale = 1.75 / height_file;
+                    frames.unit = "fitted".into();
+                    frames.notes.push(format!(
                             "no common unit makes the figure ({height_file:.3} file units tall) \
                              {:.2}-{:.2} m tall; scaled it to 1.75 m (--scale or --height override)",
                             HUMAN_STATURE_M.start(),
                             HUMAN_STATURE_M.end()
                         ));
-                    }
                 }
-            }
+            },
         }
         frames.height_m = height_file * frames.scale;
         Ok(())
