@@ -540,3 +540,37 @@ fn lowest_point(
     }
     lowest
 }
+
+/// A ball the user starts below the floor (`from` is a world position, y up) is an error
+/// that says so, before any simulation, not a silent miss; the same throw from above the
+/// floor resolves.
+#[test]
+fn a_ball_started_below_the_floor_is_an_error_that_says_so() {
+    let c = demo_walk();
+    let path = c.path.display().to_string();
+    for (from, ok) in [([0.0, -0.5, 2.0], false), ([0.0, 0.5, 2.0], true)] {
+        let mut spec = ball(1.0, "chest");
+        spec.from = Some(from);
+        let mut launched = spec.clone();
+        launched.target = None;
+        launched.speed = None;
+        launched.velocity = Some([0.0, 6.0, -6.0]);
+        for s in [spec, launched] {
+            let scenario = Scenario { balls: vec![s] };
+            let got = scenario.launches(&c.model, &c.reference, &path);
+            match (ok, got) {
+                (true, Ok(l)) => assert_eq!(l.len(), 1),
+                (false, Err(e)) => {
+                    let e = e.to_string();
+                    assert!(
+                        e.contains("ball 1")
+                            && e.contains("below the floor")
+                            && e.contains("world position"),
+                        "{e}"
+                    );
+                }
+                (ok, got) => panic!("from {from:?}: expected ok = {ok}, got {got:?}"),
+            }
+        }
+    }
+}

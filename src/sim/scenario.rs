@@ -23,6 +23,7 @@
 //! ([`Scenario::launches`]), so the same file can be used with several clips.
 
 use super::aim;
+use super::support::ClipFloor;
 use crate::motion::kinematics::BodyKinematics;
 use crate::motion::reference::{Reference, ReferenceScratch};
 use crate::skeleton::{Model, Role};
@@ -593,22 +594,50 @@ impl Scenario {
         )
     }
 
-    /// Resolve every ball against a model; `origin` names the source in errors.
+    /// Resolve every ball against a model; `origin` names the source in errors. A ball
+    /// whose `from` lies below the clip's floor ([`ClipFloor`]: `from` is a world position)
+    /// is an error: it would meet the floor before anything else, and the run report a
+    /// miss.
     pub fn launches(
         &self,
         model: &Model,
         reference: &Reference,
         origin: &str,
     ) -> Result<Vec<Launch>, ScenarioError> {
+        // the floor only when a ball has a `from` (posing the clip every 20 ms)
+        let mut floor: Option<f64> = None;
         self.balls
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                b.launch(model, reference)
-                    .map_err(|message| ScenarioError::Resolve {
-                        origin: format!("{origin}, ball {} (t = {} s)", i + 1, b.t),
-                        message,
-                    })
+                let resolve = |message| ScenarioError::Resolve {
+                    origin: format!("{origin}, ball {} (t = {} s)", i + 1, b.t),
+                    message,
+                };
+                let launch = b.launch(model, reference).map_err(resolve)?;
+                let Some(from) = b.from else {
+                    return Ok(launch);
+                };
+                let floor = *floor.get_or_insert_with(|| {
+                    let mut scratch = ReferenceScratch::default();
+                    ClipFloor::of(
+                        model,
+                        |t, kin| reference.sample(model, t, &mut scratch, kin),
+                        reference.duration,
+                    )
+                    .height
+                });
+                let up = -model.gravity.try_normalize(1e-12).unwrap_or(-Vector3::y());
+                let below = floor - launch.origin.dot(&up);
+                if below > 0.0 {
+                    return Err(resolve(format!(
+                        "from = {:?} m starts the ball {below:.3} m below the floor (the \
+                         clip's floor is at {floor:.3} m): `from` is a world position in \
+                         metres, y up; start the ball above the floor",
+                        from
+                    )));
+                }
+                Ok(launch)
             })
             .collect()
     }
