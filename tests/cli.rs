@@ -184,6 +184,40 @@ fn errors_name_the_problem_and_leave_no_output() {
         "{err}"
     );
     assert!(!d.join("z.glb").exists());
+    // open loop, a chest hit spins a light body away: the error names the body and says
+    // what --no-feedback does; a giant figure is warned of, whatever else happens
+    let out = jostle()
+        .args([
+            "perturb",
+            "mocap/demo_walk.bvh",
+            "--ball",
+            "t=1,target=chest",
+            "--no-feedback",
+            "--scale",
+            "0.3",
+        ])
+        .arg("--out")
+        .arg(d.join("w.glb"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: mocap/demo_walk.bvh: --scale 0.3 m per file unit makes"),
+        "{err}"
+    );
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("blew up") && err.contains("hint: --no-feedback runs the figure open loop"),
+        "{err}"
+    );
+    assert!(!d.join("w.glb").exists());
+    let out = perturb_walk(&["t=1,target=chest"], &d.join("v.glb"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !err.contains("hint:") && !err.contains("warning:"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&d).ok();
 }
 

@@ -61,6 +61,21 @@ fn load_character(clip: &std::path::Path, load: &LoadArgs) -> anyhow::Result<jos
     Ok(c)
 }
 
+/// A simulation's error, with what to do about it when the settings explain it: a step
+/// that failed (a body blew up, a non-finite state) while the figure ran open loop
+/// (`--no-feedback`: only ψ holds it to its path, and any push or drift grows until a
+/// light body spins away).
+fn with_hint(e: jostle::sim::SimError, opts: &jostle::sim::SimOptions) -> anyhow::Error {
+    if opts.feedback || !matches!(e, jostle::sim::SimError::Step { .. }) {
+        return e.into();
+    }
+    anyhow::anyhow!(
+        "{e}\nhint: --no-feedback runs the figure open loop (the feedforward torques alone): \
+         a hit, or the drift of a long clip, grows until a light body spins away; without \
+         --no-feedback the PD feedback holds it to its path"
+    )
+}
+
 /// Parse the command line and run; print errors with their causes.
 pub fn run() -> std::process::ExitCode {
     let cli = Cli::parse();

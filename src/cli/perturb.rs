@@ -99,7 +99,12 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
         ..Outputs::default()
     };
     let (timing, mut runs) =
-        run_variations_with(&c, opts, std::slice::from_ref(&scenario), &label, wanted)?;
+        run_variations_with(&c, opts, std::slice::from_ref(&scenario), &label, wanted).map_err(
+            |e| match e {
+                jostle::batch::job::JobError::Sim(e) => super::with_hint(e, &opts),
+                e => e.into(),
+            },
+        )?;
     let run = runs.pop().ok_or_else(|| anyhow::anyhow!("no run"))?;
     for w in &run.aim_warnings {
         eprintln!("warning: {}: {w}", c.path.display());

@@ -27,13 +27,13 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
     let opts = a.sim.options()?;
     let c = super::load_character(&a.clip, &a.load)?;
     let t0 = std::time::Instant::now();
-    let mut sim = Simulation::new(&c, opts)?;
+    let mut sim = Simulation::new(&c, opts).map_err(|e| super::with_hint(e, &opts))?;
     // `simulate` times and checks the step itself: every step is computed, none copied
     // from the feedforward's path (which an untouched run would repeat bit for bit).
     sim.replay_unperturbed = false;
     let precompute = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
-    sim.run()?;
+    sim.run().map_err(|e| super::with_hint(e, &opts))?;
     let wall = t1.elapsed().as_secs_f64();
     let rec = &sim.record;
     let steps = rec.times.len();
