@@ -110,6 +110,10 @@ pub struct ContactWorkspace {
     rows: Vec<ContactRow>,
     /// The phase's other buffers.
     scratch: solve::PhaseScratch,
+    /// The buffers of the LCP of balls apart from the character (touching only the floor
+    /// or each other), solved beside the character's (see `solve::lcp_split_and_apply`);
+    /// its warm start travels in this one's.
+    apart: Option<Box<ContactWorkspace>>,
 }
 
 /// The workspace's scratch right-hand side for the step's factorisation, sized for `n`

@@ -36,6 +36,10 @@ pub struct WarmStart {
     /// (see [`accept_expected`]): after a refusal the state has left the path they were
     /// split for, and a perturbed run would pay a refused re-solve every step.
     expected_pause: u32,
+    /// The warm start of the LCP of the balls apart from the character, solved beside
+    /// this one (see [`lcp_split_and_apply`]); kept in this one so that a snapshot or a
+    /// replayed step carries both.
+    apart: Option<Box<WarmStart>>,
 }
 
 /// Contact phases without trying the expected impulses after they were refused.
@@ -120,7 +124,7 @@ pub(super) fn solve_and_apply(
             candidate_in_step: false,
             expected_pause: paused.saturating_sub(1),
         };
-        return lcp_and_apply(&inputs, stepper, balls, rows, ws, report, start);
+        return lcp_split_and_apply(&inputs, stepper, balls, rows, ws, report, start);
     }
     let split;
     let (floor, apart): (&[ContactRow], &[ContactRow]) = if rows.iter().all(on_floor) {
@@ -136,7 +140,7 @@ pub(super) fn solve_and_apply(
             candidate_in_step: true,
             expected_pause: EXPECTED_PAUSE,
         };
-        return lcp_and_apply(&inputs, stepper, balls, rows, ws, report, start);
+        return lcp_split_and_apply(&inputs, stepper, balls, rows, ws, report, start);
     }
     finish_expected(
         &inputs,
@@ -163,6 +167,63 @@ pub(super) fn solve_and_apply(
         expected_pause: 0,
     };
     lcp_and_apply(&inputs, stepper, balls, apart, ws, report, start)
+}
+
+/// [`lcp_and_apply`] on `rows`, as two LCPs when they fall apart: the character's floor
+/// rows, and the rows of balls that touch only the floor or each other (a ball lying on
+/// the floor after a hit, for the rest of the clip). No ball touches the character, so no
+/// row couples the two, their Delassus matrix is block diagonal and each block's LCP is
+/// solved alone, to the same impulses (to round-off): the character's without the ball's
+/// rows in its matrix and its basic blocks, the balls' in their own buffers
+/// (`ContactWorkspace::apart`) from their own warm start (`WarmStart::apart`). A chest
+/// ball on CMU 01_01 lies on the floor through 4710 phases after the hit: 5 of their
+/// ~24 rows, 5 % of the run's instructions in one LCP.
+fn lcp_split_and_apply(
+    inputs: &PhaseInputs,
+    stepper: &mut Stepper,
+    balls: &mut [Ball],
+    rows: &[ContactRow],
+    ws: &mut ContactWorkspace,
+    report: &mut ContactReport,
+    start: LcpStart,
+) -> Result<(), ContactError> {
+    let on_the_floor = rows.iter().filter(|r| on_floor(r)).count();
+    if on_the_floor == 0
+        || on_the_floor == rows.len()
+        || !rows.iter().all(|r| on_floor(r) || !touches_character(r))
+    {
+        return lcp_and_apply(inputs, stepper, balls, rows, ws, report, start);
+    }
+    let (floor, apart): (Vec<ContactRow>, Vec<ContactRow>) =
+        rows.iter().cloned().partition(on_floor);
+    // the balls' warm start, before the character's LCP replaces the one it is kept in
+    let apart_warm = ws
+        .warm_start
+        .as_mut()
+        .and_then(|w| w.apart.take())
+        .map(|w| *w);
+    lcp_and_apply(inputs, stepper, balls, &floor, ws, report, start)?;
+    let mut sub = ws.apart.take().unwrap_or_default();
+    sub.warm_start = apart_warm;
+    let mut sc = std::mem::take(&mut sub.scratch);
+    sc.u_free.clear();
+    sc.u_free.extend_from_slice(stepper.velocities());
+    let start = LcpStart {
+        sc,
+        root_impulse: stepper.root_impulse(),
+        candidate_in_step: false,
+        expected_pause: 0,
+    };
+    // the phase reports the character's LCP (its pivots, its warm start); a fallback of
+    // either is reported
+    let (pivots, warm_started) = (report.pivots, report.warm_started);
+    let result = lcp_and_apply(inputs, stepper, balls, &apart, &mut sub, report, start);
+    (report.pivots, report.warm_started) = (pivots, warm_started);
+    if let Some(w) = ws.warm_start.as_mut() {
+        w.apart = sub.warm_start.take().map(Box::new);
+    }
+    ws.apart = Some(sub);
+    result
 }
 
 /// What every part of a contact phase reads: the figure at the step's start, the balls'
@@ -689,6 +750,7 @@ fn solve_lcp(
                 directions: d,
                 support,
                 expected_pause: 0,
+                apart: None,
             });
         }
         Err(_) => {
