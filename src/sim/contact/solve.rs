@@ -158,14 +158,7 @@ pub(super) fn solve_and_apply(
         return Ok(());
     }
     // the balls apart: their LCP from the last step's warm start (looked up by row)
-    sc.u_free.clear();
-    sc.u_free.extend_from_slice(stepper.velocities());
-    let start = LcpStart {
-        sc,
-        root_impulse: stepper.root_impulse(),
-        candidate_in_step: false,
-        expected_pause: 0,
-    };
+    let start = LcpStart::after(sc, stepper);
     lcp_and_apply(&inputs, stepper, balls, apart, ws, report, start)
 }
 
@@ -205,15 +198,7 @@ fn lcp_split_and_apply(
     lcp_and_apply(inputs, stepper, balls, &floor, ws, report, start)?;
     let mut sub = ws.apart.take().unwrap_or_default();
     sub.warm_start = apart_warm;
-    let mut sc = std::mem::take(&mut sub.scratch);
-    sc.u_free.clear();
-    sc.u_free.extend_from_slice(stepper.velocities());
-    let start = LcpStart {
-        sc,
-        root_impulse: stepper.root_impulse(),
-        candidate_in_step: false,
-        expected_pause: 0,
-    };
+    let start = LcpStart::after(std::mem::take(&mut sub.scratch), stepper);
     // the phase reports the character's LCP (its pivots, its warm start); a fallback of
     // either is reported
     let (pivots, warm_started) = (report.pivots, report.warm_started);
@@ -246,6 +231,21 @@ struct LcpStart {
     root_impulse: Vector6<f64>,
     candidate_in_step: bool,
     expected_pause: u32,
+}
+
+impl LcpStart {
+    /// The start of an LCP after the character's impulses of the phase are in `stepper`
+    /// (the balls apart from it): from the velocities and root impulse now, no candidate.
+    fn after(mut sc: PhaseScratch, stepper: &Stepper) -> Self {
+        sc.u_free.clear();
+        sc.u_free.extend_from_slice(stepper.velocities());
+        LcpStart {
+            sc,
+            root_impulse: stepper.root_impulse(),
+            candidate_in_step: false,
+            expected_pause: 0,
+        }
+    }
 }
 
 /// A character's point on the floor.
