@@ -161,17 +161,24 @@ fn a_ball_resting_on_the_ground_stays_put() {
     }
 }
 
-/// A ball laid on the floor far from the figure stays within 1 mm for 5 s (or the clip).
-fn ball_rests(c: &Character) {
-    let mut sim = Simulation::new(c, SimOptions::default()).expect("sim");
+/// Lay a handball at rest on the floor 8.5 m from the origin, far from the figure, from
+/// t = 0; its centre, m.
+fn lay_ball_apart(sim: &mut Simulation) -> Vector3<f64> {
     let floor = sim.contact.ground_y.expect("floor");
-    let start = Vector3::new(6.0, floor + 0.095, -6.0);
+    let rest = Vector3::new(6.0, floor + 0.095, -6.0);
     sim.throw(Ball::new(
         BallParams::default(),
         0.0,
-        start,
+        rest,
         Vector3::zeros(),
     ));
+    rest
+}
+
+/// A ball laid on the floor far from the figure stays within 1 mm for 5 s (or the clip).
+fn ball_rests(c: &Character) {
+    let mut sim = Simulation::new(c, SimOptions::default()).expect("sim");
+    let start = lay_ball_apart(&mut sim);
     let steps = (5.0 / sim.opts.step) as usize;
     for _ in 0..steps.min(sim.num_steps()) {
         sim.step(None).expect("steps");
@@ -201,17 +208,8 @@ fn a_ball_lying_apart_on_the_floor_changes_nothing_of_a_struck_figure() {
     let c = demo_walk();
     let run = |with_resting_ball: bool| {
         let mut sim = Simulation::new(&c, SimOptions::default()).expect("sim");
-        let floor = sim.contact.ground_y.expect("floor");
-        let rest = Vector3::new(6.0, floor + 0.095, -6.0);
         throw(&mut sim, &c, "t=1.0,target=chest,speed=12");
-        if with_resting_ball {
-            sim.throw(Ball::new(
-                BallParams::default(),
-                0.0,
-                rest,
-                Vector3::zeros(),
-            ));
-        }
+        let rest = with_resting_ball.then(|| lay_ball_apart(&mut sim));
         let steps = (2.5 / sim.opts.step) as usize;
         let mut snapshot = None;
         for k in 0..steps {
@@ -224,6 +222,7 @@ fn a_ball_lying_apart_on_the_floor_changes_nothing_of_a_struck_figure() {
     };
     let (alone, _, _) = run(false);
     let (mut beside, snapshot, rest) = run(true);
+    let rest = rest.expect("laid");
     assert!(
         alone.balls[0]
             .hits
