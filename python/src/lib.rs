@@ -493,6 +493,8 @@ fn perturb(
         bvh: true,
         npz: false,
         arrays: true,
+        // one run: it starts just before its first ball, as `jostle perturb` does
+        start_before_first_ball: true,
     };
     let mut interrupt: Option<PyErr> = None;
     let result = py.detach(|| {

@@ -10,7 +10,7 @@ use crate::export::npz::{DatasetArrays, dataset_arrays, npz_bytes};
 use crate::mocap::write_bvh_string;
 use crate::sim::balls::Ball;
 use crate::sim::metrics::{PerturbMetrics, perturb_metrics};
-use crate::sim::scenario::{Scenario, ScenarioError};
+use crate::sim::scenario::{Launch, Scenario, ScenarioError};
 use crate::sim::{SimError, SimOptions, Simulation};
 use serde_json::json;
 use std::time::Instant;
@@ -68,6 +68,8 @@ pub struct VariationOutput {
     pub deviation_series_deg: Vec<f64>,
     /// Wall time of the simulation, s.
     pub simulate_s: f64,
+    /// Steps the run took (computed or replayed), from its start on.
+    pub run_steps: usize,
     /// Steps copied from the feedforward's unperturbed path instead of computed
     /// ([`crate::sim::replay`]): those before the first ball is in the air.
     pub replayed_steps: usize,
@@ -82,6 +84,10 @@ pub struct VariationOutput {
 pub struct JobTiming {
     /// Feedforward precompute (discrete-time inverse dynamics), s.
     pub inverse_s: f64,
+    /// Where the runs started, s (see [`Outputs::start_before_first_ball`]).
+    pub start_s: f64,
+    /// Steps the feedforward precompute computed (from the start on).
+    pub feedforward_steps: usize,
 }
 
 /// Simulate and export every scenario on one character. The feedforward is computed once;
@@ -114,6 +120,32 @@ pub struct Outputs {
     pub npz: bool,
     /// The dataset arrays as arrays (what the `.npz` would hold, not encoded).
     pub arrays: bool,
+    /// Start the runs [`START_LEAD_S`] before the earliest ball's launch (of every
+    /// variation: they share one feedforward) instead of at the clip's first frame:
+    /// nothing earlier can differ from the unperturbed run, which tracks the reference to
+    /// ~1e-4°, so the frames before are the reference's and the feedforward is computed
+    /// from there on. A variation's output then depends on its siblings' throws (where the
+    /// runs start, and round-off after it), so batches keep it off unless asked
+    /// (`--from-first-ball`); `perturb`, one run, starts there unless told
+    /// `--from-clip-start`.
+    pub start_before_first_ball: bool,
+}
+
+/// How long before the first ball's launch a run starts, s (see
+/// [`Outputs::start_before_first_ball`]): the replayed unperturbed steps before the ball
+/// is in the air.
+pub const START_LEAD_S: f64 = 0.25;
+
+/// When the runs of `launches` (every variation's, as they share one feedforward) start,
+/// s: [`START_LEAD_S`] before the earliest launch, not before the clip's start; 0 with
+/// no ball at all.
+pub fn run_start_s(launches: &[Vec<Launch>]) -> f64 {
+    launches
+        .iter()
+        .flatten()
+        .map(|l| l.t)
+        .reduce(f64::min)
+        .map_or(0.0, |t| (t - START_LEAD_S).max(0.0))
 }
 
 /// [`run_variations`] with the `outputs` chosen.
@@ -146,10 +178,17 @@ pub fn run_variations_cancellable(
         .iter()
         .map(|s| s.launches(&character.model, &character.reference, &path))
         .collect::<Result<Vec<_>, _>>()?;
+    let start_s = if outputs.start_before_first_ball {
+        run_start_s(&launches)
+    } else {
+        0.0
+    };
     let t_inv = Instant::now();
-    let mut sim = Simulation::new_cancellable(character, opts, &mut *cancelled)?;
+    let mut sim = Simulation::new_from_cancellable(character, opts, start_s, &mut *cancelled)?;
     let timing = JobTiming {
         inverse_s: t_inv.elapsed().as_secs_f64(),
+        start_s: sim.feedforward.first_step as f64 * opts.step,
+        feedforward_steps: sim.feedforward.computed_steps(),
     };
     let wanted = outputs;
     let mut outputs = Vec::with_capacity(scenarios.len());
@@ -163,6 +202,7 @@ pub fn run_variations_cancellable(
         sim.run_cancellable(&mut *cancelled)?;
         let simulate_s = t_sim.elapsed().as_secs_f64();
         let replayed_steps = sim.replayed_steps;
+        let run_steps = sim.num_steps() - sim.feedforward.first_step;
         let t_exp = Instant::now();
         let traj = sim.trajectory();
         let extras = json!({
@@ -206,6 +246,7 @@ pub fn run_variations_cancellable(
             metrics,
             deviation_series_deg: deviation_series(&sim),
             simulate_s,
+            run_steps,
             replayed_steps,
             export_s,
             aim_warnings: scenario
@@ -237,17 +278,21 @@ pub fn metrics_json(
 }
 
 /// The `timing` object of a `perturb` run's metrics JSON (wall times, s): loading the
-/// clip `load_s`, the feedforward precompute `inverse_s` (and per step of the clip,
-/// `feedforward_us_per_step`, µs), the run's simulation and export, µs per simulated
-/// step, and the steps replayed from the unperturbed path ([`crate::sim::replay`]).
+/// clip `load_s`, the feedforward precompute `inverse_s` (and per step it computed,
+/// `feedforward_us_per_step`, µs), the run's simulation and export, µs per step the run
+/// took (`us_per_step`), where the run started (`start_s`; the frames before are the
+/// reference's, see [`Outputs::start_before_first_ball`]), the steps it took and those replayed
+/// from the unperturbed path ([`crate::sim::replay`]).
 pub fn timing_json(load_s: f64, job: &JobTiming, run: &VariationOutput) -> serde_json::Value {
     json!({
         "load_s": load_s,
         "inverse_s": job.inverse_s,
         "simulate_s": run.simulate_s,
         "export_s": run.export_s,
-        "us_per_step": run.simulate_s * 1e6 / run.metrics.steps.max(1) as f64,
-        "feedforward_us_per_step": job.inverse_s * 1e6 / run.metrics.steps.max(1) as f64,
+        "us_per_step": run.simulate_s * 1e6 / run.run_steps.max(1) as f64,
+        "feedforward_us_per_step": job.inverse_s * 1e6 / job.feedforward_steps.max(1) as f64,
+        "start_s": job.start_s,
+        "run_steps": run.run_steps,
         "replayed_steps": run.replayed_steps,
     })
 }

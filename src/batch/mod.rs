@@ -93,6 +93,9 @@ pub struct BatchOptions {
     pub write_npz: bool,
     /// Layout of the .glb files.
     pub gltf_layout: GltfLayout,
+    /// Start each clip's runs just before its earliest ball
+    /// ([`job::Outputs::start_before_first_ball`]).
+    pub start_before_first_ball: bool,
     /// Redo clips whose outputs are up to date.
     pub force: bool,
     /// Process only this shard.
@@ -104,7 +107,7 @@ pub struct BatchOptions {
 impl BatchOptions {
     /// The options that shape the outputs, as JSON (stored in the summary).
     pub fn describe(&self) -> serde_json::Value {
-        json!({
+        let mut v = json!({
             "variations": if self.scenario.is_some() { 1 } else { self.variations },
             "balls_per_variation": self.balls_per_variation,
             "seed": self.seed,
@@ -114,7 +117,12 @@ impl BatchOptions {
             "gltf_layout": self.gltf_layout.name(),
             "sim": format!("{:?}", self.sim),
             "load": format!("{:?}", self.load),
-        })
+        });
+        // (only when set: the fingerprints of earlier runs stay valid)
+        if self.start_before_first_ball {
+            v["start_before_first_ball"] = json!(true);
+        }
+        v
     }
 
     /// SHA-256 of everything that changes a clip's outputs (options and tool version).
@@ -541,6 +549,7 @@ fn process_clip_inner(
         layout: opts.gltf_layout,
         bvh: opts.write_bvh,
         npz: opts.write_npz,
+        start_before_first_ball: opts.start_before_first_ball,
         ..job::Outputs::default()
     };
     let (jt, runs) = job::run_variations_with(&c, opts.sim, &scenarios, &clip.rel, wanted)
@@ -598,6 +607,7 @@ fn process_clip_inner(
         simulate_s: runs.iter().map(|r| r.simulate_s).fold(0.0, |a, b| a + b),
         export_s: runs.iter().map(|r| r.export_s).fold(0.0, |a, b| a + b),
         total_s: t0.elapsed().as_secs_f64(),
+        start_s: jt.start_s,
     };
     let marker = JobMarker {
         input_sha256: input_sha,

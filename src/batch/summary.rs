@@ -44,6 +44,10 @@ pub struct ClipTiming {
     pub export_s: f64,
     /// Everything for this clip, s.
     pub total_s: f64,
+    /// Where the clip's runs started, s of the clip (the motion before is the mocap's;
+    /// see [`Outputs::start_before_first_ball`](crate::batch::job::Outputs::start_before_first_ball)).
+    #[serde(default)]
+    pub start_s: f64,
 }
 
 /// One clip's row.
@@ -93,7 +97,8 @@ pub struct ClipRow {
     /// Variations in which a hit knocked the character down (METHOD §12.4).
     #[serde(default)]
     pub falls: usize,
-    /// Simulated time over all variations, s.
+    /// Motion the variations produced, s (the clip's duration per variation; from the
+    /// runs' start, `timing.start_s`, it is simulated, before it the mocap's).
     pub simulated_s: f64,
     /// Wall times.
     pub timing: ClipTiming,
@@ -179,13 +184,16 @@ pub struct Totals {
     /// Not attempted (the run stopped scheduling clips: its output volume was full).
     #[serde(default)]
     pub not_run: usize,
-    /// Simulated seconds (processed clips only).
+    /// Seconds of motion produced (processed clips only; see [`ClipRow::simulated_s`]).
     pub simulated_s: f64,
+    /// Of them, the seconds simulated from the runs' starts.
+    #[serde(default)]
+    pub run_s: f64,
     /// Wall time of the run(s), s (for a merge: the sum over shards).
     pub wall_s: f64,
     /// Processed clips per minute of wall time.
     pub clips_per_min: f64,
-    /// Simulated seconds per wall second.
+    /// Seconds of motion produced per wall second.
     pub sim_s_per_wall_s: f64,
 }
 
@@ -196,10 +204,21 @@ impl Totals {
             return "nothing to do: every clip's outputs are up to date (--force redoes them)"
                 .into();
         }
-        format!(
+        let line = format!(
             "{:.1} simulated s in {:.1} wall s ({:.0} clips/min, {:.1} sim s per wall s)",
             self.simulated_s, self.wall_s, self.clips_per_min, self.sim_s_per_wall_s
-        )
+        );
+        // runs started before their first ball (`--from-first-ball`): say how much of the
+        // motion was simulated (0: not known, a summary of older rows)
+        if self.run_s > 0.0 && self.run_s < self.simulated_s - 1e-9 {
+            format!(
+                "{line}; of the motion, {:.1} s simulated, the rest (before each clip's first \
+                 ball) the mocap's",
+                self.run_s
+            )
+        } else {
+            line
+        }
     }
 }
 
@@ -231,11 +250,10 @@ impl Summary {
     pub fn compute_totals(&mut self, wall_s: f64) {
         let count = |s| self.clips.iter().filter(|c| c.status == s).count();
         let ok = count(ClipStatus::Ok);
-        let simulated_s = self
-            .clips
-            .iter()
-            .filter(|c| c.status == ClipStatus::Ok)
-            .map(|c| c.simulated_s)
+        let ok_rows = || self.clips.iter().filter(|c| c.status == ClipStatus::Ok);
+        let simulated_s = ok_rows().map(|c| c.simulated_s).fold(0.0, |a, b| a + b);
+        let run_s = ok_rows()
+            .map(|c| c.simulated_s - c.variations as f64 * c.timing.start_s)
             .fold(0.0, |a, b| a + b);
         self.totals = Totals {
             clips: self.clips.len(),
@@ -244,6 +262,7 @@ impl Summary {
             skipped: count(ClipStatus::Skipped),
             not_run: count(ClipStatus::NotRun),
             simulated_s,
+            run_s,
             wall_s,
             clips_per_min: if wall_s > 0.0 {
                 ok as f64 * 60.0 / wall_s

@@ -62,6 +62,10 @@ pub struct Feedforward {
     /// The unperturbed path this precompute took, for replaying its steps
     /// ([`crate::sim::replay`]).
     pub path: UnperturbedPath,
+    /// The step the precompute (and every run with it) starts at, from the reference's
+    /// state there: the steps before it are not computed (their entries above are empty)
+    /// and a run records them as the reference (see [`Simulation::new_from`]).
+    pub first_step: usize,
 }
 
 impl Feedforward {
@@ -78,7 +82,13 @@ impl Feedforward {
             support: vec![],
             support_split: SupportSplit::default(),
             path: UnperturbedPath::default(),
+            first_step: 0,
         }
+    }
+
+    /// Number of steps the precompute computed (from [`Feedforward::first_step`] on).
+    pub fn computed_steps(&self) -> usize {
+        self.psi.len().saturating_sub(self.first_step)
     }
 }
 
@@ -176,8 +186,12 @@ impl Simulation<'_> {
         let n = model.num_bodies();
         let h = self.opts.step;
         let steps = self.num_steps();
+        // the steps before the first are not computed: empty entries (no allocation)
+        let first = self.feedforward.first_step;
         let mut psi_all = Vec::with_capacity(steps);
+        psi_all.resize(first, Vec::new());
         let mut root_impulse_all = Vec::with_capacity(steps);
+        root_impulse_all.resize(first, Vector6::zeros());
         let parents: Vec<Option<usize>> = model.bodies.iter().map(|b| b.parent).collect();
         let mut proj = BlockTree::new(&parents).map_err(|e| SimError::Settings(e.to_string()))?;
         let mut x = KktVector::zeros(n);
@@ -194,6 +208,12 @@ impl Simulation<'_> {
         let mut split = FloorSplit::new(model, self.floor_height(), h);
         let spring = matches!(self.opts.root, RootMode::Spring(_));
         let mut support_all = Vec::with_capacity(if spring { steps } else { 0 });
+        if spring {
+            support_all.resize(first, Vec::new());
+        }
+        // the stiffness schedule's rows are built as the steps are prepared, from `first`
+        self.feedforward.stiffness.clear();
+        self.feedforward.stiffness.resize(first, Vec::new());
         // u* projected with the step's own factorisation (see `Projection`)
         let shared = self.stepper.options().post_stabilization_reuse
             && self.stepper.options().drift == Drift::PostStabilization;
@@ -201,6 +221,7 @@ impl Simulation<'_> {
         self.reset();
         let mut path = UnperturbedPath::default();
         path.start(
+            first,
             &self.state,
             self.contact_ws.warm_start(),
             (self.opts, self.contact),
@@ -208,7 +229,7 @@ impl Simulation<'_> {
         // the state at the step's start and its poses (storage kept)
         let mut start = self.state.clone();
         let mut poses: Vec<(Vector3<f64>, UnitQuaternion<f64>)> = Vec::with_capacity(n);
-        for k in 0..steps {
+        for k in first..steps {
             self.k = k;
             self.check_cancelled(cancelled)?;
             let t = k as f64 * h;

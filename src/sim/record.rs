@@ -17,7 +17,9 @@ use nalgebra::Vector3;
 pub struct Record {
     /// Step end times, s.
     pub times: Vec<f64>,
-    /// Body poses at each step end.
+    /// Body poses at each step end; empty before the run's start
+    /// ([`Feedforward::first_step`](crate::sim::Feedforward::first_step)), where the run
+    /// is the reference ([`Simulation::trajectory`] samples it there).
     pub poses: Vec<Vec<BodyPose>>,
     /// Per step: RMS over joints of the joint-angle error vs the reference, degrees.
     pub rms_error_deg: Vec<f64>,
@@ -158,6 +160,32 @@ impl Simulation<'_> {
         }
     }
 
+    /// Record the first `steps` steps as the reference itself (a run started later, see
+    /// [`Simulation::new_from`]): no errors, no balls, no contacts, and no poses (empty:
+    /// [`Simulation::trajectory`] samples the reference there, at the frames' times,
+    /// instead of every step's end here).
+    pub(super) fn record_reference_steps(&mut self, steps: usize) {
+        let h = self.opts.step;
+        let r = &mut self.record;
+        for k in 0..steps {
+            let t = (k + 1) as f64 * h;
+            r.times.push(t);
+            r.poses.push(Vec::new());
+            r.rms_error_deg.push(0.0);
+            r.max_error_deg.push((0.0, 0));
+            r.constraint_error_m.push(0.0);
+            r.root_offset_m.push(0.0);
+            r.root_tilt_deg.push(0.0);
+            r.balls.push(Vec::new());
+            r.contacts.push(ContactReport::default());
+            r.contact_bodies.push(Vec::new());
+            if self.ground.is_some() {
+                r.ground_penetration_m.push(0.0);
+                r.support_offsets.push(Vec::new());
+            }
+        }
+    }
+
     /// The recorded run resampled at the clip's frame times (frame 0 = the initial
     /// state), for export.
     pub fn trajectory(&self) -> Trajectory {
@@ -171,9 +199,26 @@ impl Simulation<'_> {
             .reference
             .sample(model, 0.0, &mut scratch, &mut kin);
         let initial: Vec<BodyPose> = kin.iter().map(|k| BodyPose { x: k.x, q: k.q }).collect();
+        // A run started later (`Feedforward::first_step`) recorded no poses before its
+        // start: there it is the reference, sampled at the frames' own times, and at the
+        // start the reference's state it started from.
+        let first = self.feedforward.first_step;
+        let mut reference_pose = |t: f64| -> Vec<BodyPose> {
+            self.character
+                .reference
+                .sample(model, t, &mut scratch, &mut kin);
+            kin.iter().map(|k| BodyPose { x: k.x, q: k.q }).collect()
+        };
+        let start = if first > 0 {
+            reference_pose(first as f64 * h)
+        } else {
+            Vec::new()
+        };
         let pose_at = |i: usize| {
             if i == 0 {
                 &initial
+            } else if i == first {
+                &start
             } else {
                 &self.record.poses[(i - 1).min(self.record.poses.len().saturating_sub(1))]
             }
@@ -183,6 +228,9 @@ impl Simulation<'_> {
             .map(|f| {
                 let s = (f as f64 * dt / h).min(last as f64);
                 let i = s.floor() as usize;
+                if i < first {
+                    return reference_pose(f as f64 * dt);
+                }
                 let a = s - i as f64;
                 let (p0, p1) = (pose_at(i), pose_at((i + 1).min(last)));
                 p0.iter()

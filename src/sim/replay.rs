@@ -29,18 +29,23 @@ pub struct UnperturbedPath {
     /// The settings the path was taken with: a simulation whose settings were changed
     /// since computes its steps.
     settings: Option<(SimOptions, ContactOptions)>,
+    /// The step the path starts at (its entries are from there on).
+    first: usize,
 }
 
 impl UnperturbedPath {
-    /// Start a path at its first state (t = 0) and warm start, taken with `settings`.
+    /// Start a path at step `first`, its state and warm start there, taken with
+    /// `settings`.
     pub(super) fn start(
         &mut self,
+        first: usize,
         state: &State,
         warm_start: Option<&WarmStart>,
         settings: (SimOptions, ContactOptions),
     ) {
         *self = UnperturbedPath {
             settings: Some(settings),
+            first,
             ..Default::default()
         };
         self.states.push(state.clone());
@@ -69,13 +74,19 @@ impl UnperturbedPath {
         settings: (SimOptions, ContactOptions),
     ) -> Option<&State> {
         (self.settings == Some(settings))
-            .then(|| self.states.get(k))
+            .then(|| self.states.get(k.checked_sub(self.first)?))
             .flatten()
     }
 
     /// Number of steps kept.
     pub fn steps(&self) -> usize {
         self.reports.len()
+    }
+
+    /// Where step k's entries are, if the path took that step.
+    fn index(&self, k: usize) -> Option<usize> {
+        k.checked_sub(self.first)
+            .filter(|&i| i < self.reports.len())
     }
 }
 
@@ -100,31 +111,32 @@ impl Simulation<'_> {
     /// Take step k from the unperturbed path if its inputs are the precompute's (see the
     /// module documentation); false if the step must be computed.
     pub(super) fn replay_step(&mut self) -> bool {
-        let k = self.k;
         let path = &self.feedforward.path;
         let h = self.opts.step;
         let t = self.time();
+        let Some(i) = path.index(self.k) else {
+            return false;
+        };
         if !self.replay_unperturbed
-            || k >= path.steps()
             || self.balance.fell_at.is_some()
             || self.protective.is_some()
             || self.feet_shift.offset != nalgebra::Vector3::zeros()
             || path.settings != Some((self.opts, self.contact))
             // a ball launched by the step's end enters its contact phase
             || self.balls.iter().any(|b| b.active || b.launch_t < t + h)
-            || path.warm_starts[k].as_ref() != self.contact_ws.warm_start()
-            || !same_bits(&path.states[k], &self.state)
+            || path.warm_starts[i].as_ref() != self.contact_ws.warm_start()
+            || !same_bits(&path.states[i], &self.state)
         {
             return false;
         }
         // the reference and joint targets at t + h, as the computed step leaves them
         self.prepare_step();
         let path = &self.feedforward.path;
-        self.state.clone_from(&path.states[k + 1]);
+        self.state.clone_from(&path.states[i + 1]);
         self.contact_ws
-            .set_warm_start(path.warm_starts[k + 1].clone());
-        self.contact_ws.set_touching(&path.touching[k]);
-        let report = path.reports[k];
+            .set_warm_start(path.warm_starts[i + 1].clone());
+        self.contact_ws.set_touching(&path.touching[i]);
+        let report = path.reports[i];
         self.record_step(report, None);
         self.replayed_steps += 1;
         true

@@ -274,7 +274,38 @@ impl<'c> Simulation<'c> {
         opts: SimOptions,
         cancelled: &mut dyn FnMut() -> bool,
     ) -> Result<Self, SimError> {
+        Self::new_from_cancellable(character, opts, 0.0, cancelled)
+    }
+
+    /// A run that starts at `start_s` (s; rounded down to a step) from the reference's
+    /// state there, with the feedforward computed from there on: what nothing before
+    /// the first ball can change is not simulated. The steps before the start are
+    /// recorded as the reference itself, which the unperturbed simulation tracks to
+    /// ~1e-4° (an unperturbed run started at t = 0 and one started later agree to
+    /// round-off from the later start on). A start past the clip's last step starts at
+    /// that step.
+    pub fn new_from(
+        character: &'c Character,
+        opts: SimOptions,
+        start_s: f64,
+    ) -> Result<Self, SimError> {
+        Self::new_from_cancellable(character, opts, start_s, &mut || false)
+    }
+
+    /// [`Simulation::new_from`] that asks `cancelled` every [`CANCEL_CHECK_STEPS`] steps
+    /// of the feedforward precompute and stops with [`SimError::Cancelled`] when it says so.
+    pub fn new_from_cancellable(
+        character: &'c Character,
+        opts: SimOptions,
+        start_s: f64,
+        cancelled: &mut dyn FnMut() -> bool,
+    ) -> Result<Self, SimError> {
         opts.validate().map_err(SimError::Settings)?;
+        if !(start_s >= 0.0 && start_s.is_finite()) {
+            return Err(SimError::Settings(format!(
+                "the run's start {start_s} s must be a time in the clip"
+            )));
+        }
         // The feedforward is the discrete inverse dynamics of the figure held as it will be
         // run (pinned, or spring-held and standing on the floor): computed through the
         // same step, so an unperturbed run reproduces it.
@@ -287,6 +318,10 @@ impl<'c> Simulation<'c> {
             )
         };
         let mut sim = Self::bare(character, opts, None, &floor)?;
+        // (a tolerance for a start given as a multiple of the step)
+        let first =
+            ((start_s / opts.step + 1e-9).floor() as usize).min(sim.num_steps().saturating_sub(1));
+        sim.feedforward.first_step = first;
         let ff = sim.compute_feedforward(cancelled)?;
         let mut sim = Self::bare(character, opts, Some(ff), &floor)?;
         sim.reset();
@@ -392,12 +427,18 @@ impl<'c> Simulation<'c> {
             b.aimed_at = aimed_at;
         }
         let model = &self.character.model;
+        let first = self.feedforward.first_step;
+        let t0 = first as f64 * self.opts.step;
+        self.record = Record::default();
+        // (the run computing the feedforward records nothing of the steps before)
+        if self.schedule.is_none() {
+            self.record_reference_steps(first);
+        }
         self.character
             .reference
-            .sample(model, 0.0, &mut self.scratch, &mut self.kin);
-        self.state = State::from_kinematics(&self.kin, 0.0);
-        self.k = 0;
-        self.record = Record::default();
+            .sample(model, t0, &mut self.scratch, &mut self.kin);
+        self.state = State::from_kinematics(&self.kin, t0);
+        self.k = first;
         self.balance = Balance::default();
         self.protective = None;
         self.reflex_stiffness_scale = 1.0;
