@@ -419,7 +419,10 @@ impl<'c> Simulation<'c> {
         self.balls.push(ball);
     }
 
-    /// Back to t = 0 on the reference, with an empty record and balls not yet launched.
+    /// Back to the run's first step ([`Feedforward::first_step`]: t = 0 unless the run was
+    /// made to start later, [`Simulation::new_from`]) on the reference, with an empty
+    /// record (the steps before the first recorded as the reference) and balls not yet
+    /// launched.
     pub fn reset(&mut self) {
         for b in self.balls.iter_mut() {
             let aimed_at = b.aimed_at;
