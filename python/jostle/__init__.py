@@ -108,10 +108,9 @@ def perturb(
     ``k_stance``, ``damping_time``, ``beta``, ``root="spring"|"pinned"``, ``root_hz``,
     ``no_ground=True``, ``no_falls=True``, ``reflex_fraction`` (1: off), ``reflex_root``,
     ``reflex_latency``, ``reflex_ramp``, ``no_feedback=True``, ``no_feedforward=True``, ``scale``, ``keep_first_frame=True``,
-    ``skeleton="spec.toml"``, ``cutoff`` (Hz), ``gltf_layout="skinned"|"nodes"``,
-    ``from_clip_start=True`` (simulate from the clip's first frame; by default the run
-    starts 0.25 s before the first ball's launch and the frames before are the mocap's,
-    ``metrics["timing"]["start_s"]``).
+    ``skeleton="spec.toml"``, ``cutoff`` (Hz), ``gltf_layout="skinned"|"nodes"``.
+    Every frame is simulated (the arrays' contact labels come from the run), as
+    ``jostle perturb --npz`` does.
 
     Returns a :class:`Perturbation`. Raises ``FileNotFoundError``/``OSError`` for a file that
     cannot be read, :class:`BvhError` for a malformed BVH (the message names file and line),

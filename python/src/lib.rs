@@ -57,9 +57,6 @@ struct PerturbOptions {
     /// Layout of the .glb (`skinned` or `nodes`).
     #[arg(long, value_enum, default_value_t = GltfLayoutArg::Skinned)]
     gltf_layout: GltfLayoutArg,
-    /// Simulate from the clip's first frame (`jostle perturb --from-clip-start`).
-    #[arg(long)]
-    from_clip_start: bool,
 }
 
 /// The keyword options of `info` and `load` (the clip-loading ones).
@@ -496,10 +493,9 @@ fn perturb(
         bvh: true,
         npz: false,
         arrays: true,
-        // one run: it starts just before its first ball, as `jostle perturb` does
-        // one run: it starts just before its first ball unless told otherwise, as
-        // `jostle perturb` does
-        start_before_first_ball: !parsed.from_clip_start,
+        // (the arrays need every frame simulated, whatever this says: see
+        // `Outputs::from_clip_start`)
+        from_clip_start: true,
     };
     let mut interrupt: Option<PyErr> = None;
     let result = py.detach(|| {

@@ -68,6 +68,8 @@ pub struct VariationOutput {
     pub deviation_series_deg: Vec<f64>,
     /// Wall time of the simulation, s.
     pub simulate_s: f64,
+    /// Where the run started, s (see [`Outputs::from_clip_start`]).
+    pub start_s: f64,
     /// Steps the run took (computed or replayed), from its start on.
     pub run_steps: usize,
     /// Steps copied from the feedforward's unperturbed path instead of computed
@@ -84,7 +86,8 @@ pub struct VariationOutput {
 pub struct JobTiming {
     /// Feedforward precompute (discrete-time inverse dynamics), s.
     pub inverse_s: f64,
-    /// Where the runs started, s (see [`Outputs::start_before_first_ball`]).
+    /// Where the shared feedforward precompute started, s (see
+    /// [`Outputs::from_clip_start`]).
     pub start_s: f64,
     /// Steps the feedforward precompute computed (from the start on).
     pub feedforward_steps: usize,
@@ -120,29 +123,35 @@ pub struct Outputs {
     pub npz: bool,
     /// The dataset arrays as arrays (what the `.npz` would hold, not encoded).
     pub arrays: bool,
-    /// Start the runs [`START_LEAD_S`] before the earliest ball's launch (of every
-    /// variation: they share one feedforward) instead of at the clip's first frame:
-    /// nothing earlier can differ from the unperturbed run, which tracks the reference to
-    /// ~1e-4°, so the frames before are the reference's and the feedforward is computed
-    /// from there on. A variation's output then depends on its siblings' throws (where the
-    /// runs start, and round-off after it), so batches keep it off unless asked
-    /// (`--from-first-ball`); `perturb`, one run, starts there unless told
-    /// `--from-clip-start`.
-    pub start_before_first_ball: bool,
+    /// Simulate every variation from the clip's first frame. By default each variation's
+    /// run starts at the last multiple of [`RESTART_EVERY_S`] at least [`START_LEAD_S`]
+    /// before its first ball's launch, from the reference's state there: nothing earlier
+    /// can differ from the unperturbed run, which tracks the reference to ~1e-4°, so the
+    /// frames before are the reference's, and the shared feedforward is computed from the
+    /// earliest variation's start on. Its unperturbed path restarts from the reference
+    /// at each multiple ([`Feedforward::restart_steps`](crate::sim::Feedforward::restart_steps)),
+    /// so a variation's output is what a job of its own would give, to the bit. With the
+    /// dataset arrays (`npz`, `arrays`) every frame is simulated: their contact labels
+    /// come from the run.
+    pub from_clip_start: bool,
 }
 
-/// How long before the first ball's launch a run starts, s (see
-/// [`Outputs::start_before_first_ball`]): the replayed unperturbed steps before the ball
-/// is in the air.
+/// The grid of the runs' starts and of the feedforward's restarts, s (see
+/// [`Outputs::from_clip_start`]): finer saves more of a clip before its first ball, and
+/// restarts the unperturbed path more often.
+pub const RESTART_EVERY_S: f64 = 0.5;
+
+/// How long before the first ball's launch a run starts at the latest, s (see
+/// [`Outputs::from_clip_start`]): unperturbed steps replayed before the ball is in the
+/// air.
 pub const START_LEAD_S: f64 = 0.25;
 
-/// When the runs of `launches` (every variation's, as they share one feedforward) start,
-/// s: [`START_LEAD_S`] before the earliest launch, not before the clip's start; 0 with
-/// no ball at all.
-pub fn run_start_s(launches: &[Vec<Launch>]) -> f64 {
+/// Where a run with the balls of `launches` may start, s: [`START_LEAD_S`] before the
+/// earliest launch, not before the clip's start; 0 with no ball at all. (The simulation
+/// rounds it down to its grid of restarts.)
+pub fn run_start_s(launches: &[Launch]) -> f64 {
     launches
         .iter()
-        .flatten()
         .map(|l| l.t)
         .reduce(f64::min)
         .map_or(0.0, |t| (t - START_LEAD_S).max(0.0))
@@ -178,13 +187,28 @@ pub fn run_variations_cancellable(
         .iter()
         .map(|s| s.launches(&character.model, &character.reference, &path))
         .collect::<Result<Vec<_>, _>>()?;
-    let start_s = if outputs.start_before_first_ball {
-        run_start_s(&launches)
-    } else {
+    // each variation's own start; the shared precompute from the earliest. The dataset
+    // arrays need every frame simulated: their contact labels (the feet on the floor)
+    // come from the run, which records none before its start.
+    let from_clip_start = outputs.from_clip_start || outputs.npz || outputs.arrays;
+    let starts: Vec<f64> = launches
+        .iter()
+        .map(|l| if from_clip_start { 0.0 } else { run_start_s(l) })
+        .collect();
+    let first_start = starts.iter().copied().reduce(f64::min).unwrap_or(0.0);
+    let restart_every_s = if from_clip_start {
         0.0
+    } else {
+        RESTART_EVERY_S
     };
     let t_inv = Instant::now();
-    let mut sim = Simulation::new_from_cancellable(character, opts, start_s, &mut *cancelled)?;
+    let mut sim = Simulation::new_from_cancellable(
+        character,
+        opts,
+        first_start,
+        restart_every_s,
+        &mut *cancelled,
+    )?;
     let timing = JobTiming {
         inverse_s: t_inv.elapsed().as_secs_f64(),
         start_s: sim.feedforward.first_step as f64 * opts.step,
@@ -192,9 +216,9 @@ pub fn run_variations_cancellable(
     };
     let wanted = outputs;
     let mut outputs = Vec::with_capacity(scenarios.len());
-    for (scenario, launches) in scenarios.iter().zip(&launches) {
+    for ((scenario, launches), start_s) in scenarios.iter().zip(&launches).zip(&starts) {
         sim.balls.clear();
-        sim.reset();
+        sim.reset_from(*start_s);
         for l in launches {
             sim.throw(Ball::from_launch(l));
         }
@@ -202,7 +226,8 @@ pub fn run_variations_cancellable(
         sim.run_cancellable(&mut *cancelled)?;
         let simulate_s = t_sim.elapsed().as_secs_f64();
         let replayed_steps = sim.replayed_steps;
-        let run_steps = sim.num_steps() - sim.feedforward.first_step;
+        let run_steps = sim.num_steps() - sim.start_step;
+        let run_start_s = sim.start_step as f64 * opts.step;
         let t_exp = Instant::now();
         let traj = sim.trajectory();
         let extras = json!({
@@ -246,6 +271,7 @@ pub fn run_variations_cancellable(
             metrics,
             deviation_series_deg: deviation_series(&sim),
             simulate_s,
+            start_s: run_start_s,
             run_steps,
             replayed_steps,
             export_s,
@@ -281,7 +307,7 @@ pub fn metrics_json(
 /// clip `load_s`, the feedforward precompute `inverse_s` (and per step it computed,
 /// `feedforward_us_per_step`, µs), the run's simulation and export, µs per step the run
 /// took (`us_per_step`), where the run started (`start_s`; the frames before are the
-/// reference's, see [`Outputs::start_before_first_ball`]), the steps it took and those replayed
+/// reference's, see [`Outputs::from_clip_start`]), the steps it took and those replayed
 /// from the unperturbed path ([`crate::sim::replay`]).
 pub fn timing_json(load_s: f64, job: &JobTiming, run: &VariationOutput) -> serde_json::Value {
     json!({
@@ -291,7 +317,7 @@ pub fn timing_json(load_s: f64, job: &JobTiming, run: &VariationOutput) -> serde
         "export_s": run.export_s,
         "us_per_step": run.simulate_s * 1e6 / run.run_steps.max(1) as f64,
         "feedforward_us_per_step": job.inverse_s * 1e6 / job.feedforward_steps.max(1) as f64,
-        "start_s": job.start_s,
+        "start_s": run.start_s,
         "run_steps": run.run_steps,
         "replayed_steps": run.replayed_steps,
     })

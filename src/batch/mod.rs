@@ -64,9 +64,11 @@ pub const DEFAULT_BALLS_PER_VARIATION: usize = 2;
 /// stiffness while the unperturbed path's torques go on, `sim::reflex`; r11: after a hit
 /// the root spring's target follows the planted feet, `sim::root::FeetShift`; r12: a
 /// landing foot's floor rows are bounded by the floor too, `sim::ground`, and the balance
-/// margins are fractions of the figure's stature, `sim::balance`). `--mass` and `--height`
-/// reach the fingerprint through [`BatchOptions::load`].
-pub const OUTPUT_REVISION: u32 = 12;
+/// margins are fractions of the figure's stature, `sim::balance`; r13: a variation's run
+/// starts just before its first ball, the frames before are the reference's,
+/// [`job::Outputs::from_clip_start`]). `--mass` and `--height` reach the fingerprint
+/// through [`BatchOptions::load`].
+pub const OUTPUT_REVISION: u32 = 13;
 
 /// Settings of a batch run.
 #[derive(Clone, Debug)]
@@ -93,9 +95,9 @@ pub struct BatchOptions {
     pub write_npz: bool,
     /// Layout of the .glb files.
     pub gltf_layout: GltfLayout,
-    /// Start each clip's runs just before its earliest ball
-    /// ([`job::Outputs::start_before_first_ball`]).
-    pub start_before_first_ball: bool,
+    /// Simulate every variation from its clip's first frame
+    /// ([`job::Outputs::from_clip_start`]).
+    pub from_clip_start: bool,
     /// Redo clips whose outputs are up to date.
     pub force: bool,
     /// Process only this shard.
@@ -119,8 +121,8 @@ impl BatchOptions {
             "load": format!("{:?}", self.load),
         });
         // (only when set: the fingerprints of earlier runs stay valid)
-        if self.start_before_first_ball {
-            v["start_before_first_ball"] = json!(true);
+        if self.from_clip_start {
+            v["from_clip_start"] = json!(true);
         }
         v
     }
@@ -549,7 +551,7 @@ fn process_clip_inner(
         layout: opts.gltf_layout,
         bvh: opts.write_bvh,
         npz: opts.write_npz,
-        start_before_first_ball: opts.start_before_first_ball,
+        from_clip_start: opts.from_clip_start,
         ..job::Outputs::default()
     };
     let (jt, runs) = job::run_variations_with(&c, opts.sim, &scenarios, &clip.rel, wanted)
@@ -607,7 +609,11 @@ fn process_clip_inner(
         simulate_s: runs.iter().map(|r| r.simulate_s).fold(0.0, |a, b| a + b),
         export_s: runs.iter().map(|r| r.export_s).fold(0.0, |a, b| a + b),
         total_s: t0.elapsed().as_secs_f64(),
-        start_s: jt.start_s,
+        run_s: Some(
+            runs.iter()
+                .map(|r| r.run_steps as f64 * opts.sim.step)
+                .fold(0.0, |a, b| a + b),
+        ),
     };
     let marker = JobMarker {
         input_sha256: input_sha,

@@ -44,10 +44,12 @@ pub struct ClipTiming {
     pub export_s: f64,
     /// Everything for this clip, s.
     pub total_s: f64,
-    /// Where the clip's runs started, s of the clip (the motion before is the mocap's;
-    /// see [`Outputs::start_before_first_ball`](crate::batch::job::Outputs::start_before_first_ball)).
+    /// Motion simulated over the variations, s: from each run's start on (before it the
+    /// motion is the mocap's; see
+    /// [`Outputs::from_clip_start`](crate::batch::job::Outputs::from_clip_start)).
+    /// `None` in rows of older versions, which simulated all of it.
     #[serde(default)]
-    pub start_s: f64,
+    pub run_s: Option<f64>,
 }
 
 /// One clip's row.
@@ -186,7 +188,7 @@ pub struct Totals {
     pub not_run: usize,
     /// Seconds of motion produced (processed clips only; see [`ClipRow::simulated_s`]).
     pub simulated_s: f64,
-    /// Of them, the seconds simulated from the runs' starts.
+    /// Of them, the seconds simulated from the runs' starts (see [`ClipTiming::run_s`]).
     #[serde(default)]
     pub run_s: f64,
     /// Wall time of the run(s), s (for a merge: the sum over shards).
@@ -208,8 +210,8 @@ impl Totals {
             "{:.1} simulated s in {:.1} wall s ({:.0} clips/min, {:.1} sim s per wall s)",
             self.simulated_s, self.wall_s, self.clips_per_min, self.sim_s_per_wall_s
         );
-        // runs started before their first ball (`--from-first-ball`): say how much of the
-        // motion was simulated (0: not known, a summary of older rows)
+        // runs started just before their first balls: say how much of the motion was
+        // simulated
         if self.run_s > 0.0 && self.run_s < self.simulated_s - 1e-9 {
             format!(
                 "{line}; of the motion, {:.1} s simulated, the rest (before each clip's first \
@@ -253,7 +255,7 @@ impl Summary {
         let ok_rows = || self.clips.iter().filter(|c| c.status == ClipStatus::Ok);
         let simulated_s = ok_rows().map(|c| c.simulated_s).fold(0.0, |a, b| a + b);
         let run_s = ok_rows()
-            .map(|c| c.simulated_s - c.variations as f64 * c.timing.start_s)
+            .map(|c| c.timing.run_s.unwrap_or(c.simulated_s))
             .fold(0.0, |a, b| a + b);
         self.totals = Totals {
             clips: self.clips.len(),

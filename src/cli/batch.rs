@@ -59,13 +59,13 @@ pub struct BatchArgs {
     /// a skinned mesh) or `nodes` (a plain node tree, no skin).
     #[arg(long, value_enum, value_name = "LAYOUT", default_value_t = GltfLayoutArg::Skinned)]
     pub gltf_layout: GltfLayoutArg,
-    /// Start each clip's runs 0.25 s before its earliest ball is launched instead of at
-    /// its first frame: the frames before are the mocap (which the unperturbed
-    /// simulation tracks to ~1e-4°), and the time before the first ball costs nothing.
-    /// A variation's output then depends on where its siblings' balls start the runs
-    /// (by round-off after that point).
+    /// Simulate every variation from its clip's first frame. By default a variation's
+    /// run starts at the last half second at least 0.25 s before its first ball's
+    /// launch: the frames before are the mocap (which the unperturbed simulation tracks to
+    /// ~1e-4°), and the time before the first ball costs nothing. With --npz every frame is
+    /// simulated (the arrays' contact labels come from the run).
     #[arg(long)]
-    pub from_first_ball: bool,
+    pub from_clip_start: bool,
     /// Redo clips whose outputs are already up to date.
     #[arg(long)]
     pub force: bool,
@@ -236,7 +236,7 @@ pub fn run(a: &BatchArgs) -> anyhow::Result<()> {
         write_bvh: a.bvh,
         write_npz: a.npz,
         gltf_layout: a.gltf_layout.into(),
-        start_before_first_ball: a.from_first_ball,
+        from_clip_start: a.from_clip_start,
         force: a.force,
         shard: a.shard,
         jobs: a.jobs,

@@ -49,10 +49,12 @@ pub struct PerturbArgs {
     /// "Dataset arrays").
     #[arg(long, value_name = "FILE.npz")]
     pub npz: Option<PathBuf>,
-    /// Simulate from the clip's first frame. By default the run starts 0.25 s before
-    /// the first ball is launched, and the frames before are the mocap (which the
-    /// unperturbed simulation tracks to ~1e-4°): the time before the first ball costs
-    /// nothing. `timing.start_s` in the metrics says where the run started.
+    /// Simulate from the clip's first frame. By default the run starts at the last half
+    /// second at least 0.25 s before the first ball is launched, and the frames before
+    /// are the mocap (which the unperturbed simulation tracks to ~1e-4°): the time before
+    /// the first ball costs nothing. `timing.start_s` in the metrics says where the run
+    /// started. With --npz every frame is simulated (the arrays' contact labels come from
+    /// the run).
     #[arg(long)]
     pub from_clip_start: bool,
     /// Write the metrics JSON here (also printed with --json).
@@ -102,7 +104,7 @@ pub fn run(a: &PerturbArgs) -> anyhow::Result<()> {
         layout: a.gltf_layout.into(),
         bvh: a.bvh.is_some(),
         npz: a.npz.is_some(),
-        start_before_first_ball: !a.from_clip_start,
+        from_clip_start: a.from_clip_start,
         ..Outputs::default()
     };
     let (timing, mut runs) =

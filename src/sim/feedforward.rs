@@ -66,6 +66,12 @@ pub struct Feedforward {
     /// state there: the steps before it are not computed (their entries above are empty)
     /// and a run records them as the reference (see [`Simulation::new_from`]).
     pub first_step: usize,
+    /// Every this many steps after the first (at multiples of it), the precompute's
+    /// unperturbed path restarts from the reference's state, as a precompute begun there
+    /// would (0: never). Runs that start at different multiples can then share it (see
+    /// [`Simulation::new_from_cancellable`]); an unperturbed run replaying it takes the
+    /// restarts too (a jump of the path's distance from the reference, ~1e-6).
+    pub restart_steps: usize,
 }
 
 impl Feedforward {
@@ -83,6 +89,7 @@ impl Feedforward {
             support_split: SupportSplit::default(),
             path: UnperturbedPath::default(),
             first_step: 0,
+            restart_steps: 0,
         }
     }
 
@@ -174,6 +181,55 @@ fn projection_rhs(
 }
 
 impl Simulation<'_> {
+    /// Set the state's velocities (its poses the reference's at step `k` > 0) to those
+    /// the unperturbed path arrives there with: each body's displacement from the
+    /// reference's pose at step k − 1 over the step (the feedforward lands every step on
+    /// the reference's next pose), projected onto the joints at step k in the mass metric
+    /// (a spring-held root free, a pinned one on its target). The reference's own
+    /// velocities there differ by (h/2)·acceleration, which a step starting from them
+    /// absorbs into its ψ (18.5 N·m for one step on the demo walk): a run that crossed a
+    /// restart of the feedforward's path ([`Feedforward::restart_steps`]) took that kick.
+    /// Left as the secant velocities if the projection cannot be factored.
+    pub(super) fn arrive_as_the_path(&mut self, k: usize) {
+        let model = &self.character.model;
+        let n = model.num_bodies();
+        let h = self.opts.step;
+        let mut before = vec![BodyKinematics::default(); n];
+        self.character
+            .reference
+            .sample(model, (k - 1) as f64 * h, &mut self.scratch, &mut before);
+        let u_hat: Vec<Vector6<f64>> = self
+            .state
+            .bodies
+            .iter()
+            .zip(&before)
+            .map(|(s, b)| {
+                let dv = (s.x - b.x) / h;
+                let dw = rotation_vector(&(s.q * b.q.inverse())) / h;
+                Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z)
+            })
+            .collect();
+        let target = matches!(self.opts.root, RootMode::Pinned)
+            .then(|| root_target(&before[0], &self.kin[0], h));
+        let parents: Vec<Option<usize>> = model.bodies.iter().map(|b| b.parent).collect();
+        let projected = BlockTree::new(&parents).ok().and_then(|mut tree| {
+            assemble_projection(model, &self.state.bodies, target.as_ref(), &mut tree).ok()?;
+            tree.factor_symmetric().ok()?;
+            let (mut x, mut y) = (KktVector::zeros(n), KktVector::zeros(n));
+            projection_rhs(&tree, &u_hat, target.as_ref(), &mut y, &mut x);
+            tree.solve(&mut x).ok()?;
+            Some(x.body)
+        });
+        for (b, s) in self.state.bodies.iter_mut().enumerate() {
+            let mut u = u_hat[b];
+            if let Some(d) = &projected {
+                u += d[b];
+            }
+            s.v = Vector3::new(u[0], u[1], u[2]);
+            s.w = Vector3::new(u[3], u[4], u[5]);
+        }
+    }
+
     /// The discrete-time inverse dynamics along the integrator's unperturbed path. With a
     /// spring-held root the floor takes its share of the root's support (METHOD §12.2): ψ
     /// then carries the weight through the legs, the root keeps the residual, and the
@@ -229,7 +285,14 @@ impl Simulation<'_> {
         // the state at the step's start and its poses (storage kept)
         let mut start = self.state.clone();
         let mut poses: Vec<(Vector3<f64>, UnitQuaternion<f64>)> = Vec::with_capacity(n);
+        let restart = self.feedforward.restart_steps;
         for k in first..steps {
+            if restart > 0 && k > first && k % restart == 0 {
+                // from the reference again, as a precompute begun at k (see `restart_steps`)
+                self.reset_from_step(k);
+                split.restart();
+                path.restart(&self.state, self.contact_ws.warm_start());
+            }
             self.k = k;
             self.check_cancelled(cancelled)?;
             let t = k as f64 * h;
@@ -261,7 +324,9 @@ impl Simulation<'_> {
                 let dw = rotation_vector(&(k.q * s.q.inverse())) / h;
                 *u = Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z);
             }
-            let last = (k > 0 && !shared)
+            // (none at the precompute's first step or a restart: as a precompute begun there)
+            let fresh = k == first || (restart > 0 && k % restart == 0);
+            let last = (!fresh && !shared)
                 .then(|| self.stepper.post_stabilization_factor())
                 .flatten();
             let metric = match last {

@@ -202,7 +202,7 @@ impl Simulation<'_> {
         // A run started later (`Feedforward::first_step`) recorded no poses before its
         // start: there it is the reference, sampled at the frames' own times, and at the
         // start the reference's state it started from.
-        let first = self.feedforward.first_step;
+        let first = self.start_step;
         let mut reference_pose = |t: f64| -> Vec<BodyPose> {
             self.character
                 .reference

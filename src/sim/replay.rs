@@ -66,6 +66,17 @@ impl UnperturbedPath {
         self.reports.push(report);
     }
 
+    /// The precompute restarted at the last step appended (see
+    /// [`Feedforward::restart_steps`](crate::sim::Feedforward::restart_steps)): that step
+    /// starts from `state` and `warm_start` instead of where the one before ended. A run
+    /// replaying the step before takes the restart as its outcome.
+    pub(super) fn restart(&mut self, state: &State, warm_start: Option<&WarmStart>) {
+        if let (Some(s), Some(w)) = (self.states.last_mut(), self.warm_starts.last_mut()) {
+            s.clone_from(state);
+            *w = warm_start.cloned();
+        }
+    }
+
     /// The unperturbed state at step k, if the path was taken with `settings` and reaches
     /// that far.
     pub(super) fn state_at(

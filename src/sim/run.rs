@@ -188,6 +188,9 @@ pub struct Simulation<'c> {
     pub state: State,
     /// Step index of `state` (t = k·h).
     pub k: usize,
+    /// The step this run started at (see [`Simulation::reset_from`]): before it the run
+    /// is the reference.
+    pub start_step: usize,
     /// Feedforward schedule.
     pub feedforward: Feedforward,
     /// While the feedforward is computed: its stiffness schedule's builder, which appends
@@ -274,7 +277,7 @@ impl<'c> Simulation<'c> {
         opts: SimOptions,
         cancelled: &mut dyn FnMut() -> bool,
     ) -> Result<Self, SimError> {
-        Self::new_from_cancellable(character, opts, 0.0, cancelled)
+        Self::new_from_cancellable(character, opts, 0.0, 0.0, cancelled)
     }
 
     /// A run that starts at `start_s` (s; rounded down to a step) from the reference's
@@ -289,21 +292,33 @@ impl<'c> Simulation<'c> {
         opts: SimOptions,
         start_s: f64,
     ) -> Result<Self, SimError> {
-        Self::new_from_cancellable(character, opts, start_s, &mut || false)
+        Self::new_from_cancellable(character, opts, start_s, 0.0, &mut || false)
     }
 
     /// [`Simulation::new_from`] that asks `cancelled` every [`CANCEL_CHECK_STEPS`] steps
-    /// of the feedforward precompute and stops with [`SimError::Cancelled`] when it says so.
+    /// of the feedforward precompute and stops with [`SimError::Cancelled`] when it says
+    /// so. With `restart_every_s` > 0 the start is rounded down to a multiple of it (in
+    /// steps), and the precompute's unperturbed path restarts from the reference at every
+    /// such multiple after it ([`Feedforward::restart_steps`]): each stretch between two
+    /// is then the same to the bit wherever the precompute began, so runs that start at
+    /// different multiples ([`Simulation::reset_from`]) can share one precompute and
+    /// still each be what a precompute of its own would give.
     pub fn new_from_cancellable(
         character: &'c Character,
         opts: SimOptions,
         start_s: f64,
+        restart_every_s: f64,
         cancelled: &mut dyn FnMut() -> bool,
     ) -> Result<Self, SimError> {
         opts.validate().map_err(SimError::Settings)?;
         if !(start_s >= 0.0 && start_s.is_finite()) {
             return Err(SimError::Settings(format!(
                 "the run's start {start_s} s must be a time in the clip"
+            )));
+        }
+        if !(restart_every_s >= 0.0 && restart_every_s.is_finite()) {
+            return Err(SimError::Settings(format!(
+                "the unperturbed path's restarts every {restart_every_s} s must be a duration"
             )));
         }
         // The feedforward is the discrete inverse dynamics of the figure held as it will be
@@ -318,10 +333,8 @@ impl<'c> Simulation<'c> {
             )
         };
         let mut sim = Self::bare(character, opts, None, &floor)?;
-        // (a tolerance for a start given as a multiple of the step)
-        let first =
-            ((start_s / opts.step + 1e-9).floor() as usize).min(sim.num_steps().saturating_sub(1));
-        sim.feedforward.first_step = first;
+        sim.feedforward.restart_steps = (restart_every_s / opts.step).round() as usize;
+        sim.feedforward.first_step = sim.step_at(start_s);
         let ff = sim.compute_feedforward(cancelled)?;
         let mut sim = Self::bare(character, opts, Some(ff), &floor)?;
         sim.reset();
@@ -375,6 +388,7 @@ impl<'c> Simulation<'c> {
                 t: 0.0,
             },
             k: 0,
+            start_step: 0,
             feedforward,
             schedule,
             record: Record::default(),
@@ -419,18 +433,42 @@ impl<'c> Simulation<'c> {
         self.balls.push(ball);
     }
 
-    /// Back to the run's first step ([`Feedforward::first_step`]: t = 0 unless the run was
-    /// made to start later, [`Simulation::new_from`]) on the reference, with an empty
-    /// record (the steps before the first recorded as the reference) and balls not yet
-    /// launched.
+    /// Back to the precompute's first step ([`Feedforward::first_step`]; t = 0 unless
+    /// the run was made to start later) on the reference, with an empty record and balls
+    /// not yet launched.
     pub fn reset(&mut self) {
+        self.reset_from_step(self.feedforward.first_step);
+    }
+
+    /// Back to `start_s` (rounded down to a step, and to a multiple of the precompute's
+    /// restarts if it has them; not before its first step, not past the clip's last) on
+    /// the reference, as [`Simulation::reset`]: a run of a shared precompute that starts
+    /// later than it, at its own first ball.
+    pub fn reset_from(&mut self, start_s: f64) {
+        let k = self.step_at(start_s).max(self.feedforward.first_step);
+        self.reset_from_step(k);
+    }
+
+    /// The step a run asked to start at `start_s` starts at (see
+    /// [`Simulation::new_from_cancellable`]).
+    fn step_at(&self, start_s: f64) -> usize {
+        // (a tolerance for a start given as a multiple of the step)
+        let mut k = (start_s.max(0.0) / self.opts.step + 1e-9).floor() as usize;
+        let every = self.feedforward.restart_steps;
+        if every > 0 {
+            k -= k % every;
+        }
+        k.min(self.num_steps().saturating_sub(1))
+    }
+
+    /// [`Simulation::reset`] to step `first`.
+    pub(super) fn reset_from_step(&mut self, first: usize) {
         for b in self.balls.iter_mut() {
             let aimed_at = b.aimed_at;
             *b = Ball::new(b.params, b.launch_t, b.launch_x, b.launch_v);
             b.aimed_at = aimed_at;
         }
         let model = &self.character.model;
-        let first = self.feedforward.first_step;
         let t0 = first as f64 * self.opts.step;
         self.record = Record::default();
         // (the run computing the feedforward records nothing of the steps before)
@@ -441,7 +479,11 @@ impl<'c> Simulation<'c> {
             .reference
             .sample(model, t0, &mut self.scratch, &mut self.kin);
         self.state = State::from_kinematics(&self.kin, t0);
+        if first > 0 {
+            self.arrive_as_the_path(first);
+        }
         self.k = first;
+        self.start_step = first;
         self.balance = Balance::default();
         self.protective = None;
         self.reflex_stiffness_scale = 1.0;

@@ -579,6 +579,14 @@ impl FloorSplit {
         Ok(out)
     }
 
+    /// Forget the last split (its guess for the next one), as a new split starts: a
+    /// feedforward restarted from the reference mid-clip splits its steps as one begun
+    /// there does, to the bit.
+    pub fn restart(&mut self) {
+        self.carried.fill(false);
+        self.last_predicted = Vector6::zeros();
+    }
+
     /// Count one step: the root impulse before the split and, when the split was
     /// `applied`, after it (else the residual [`at`](Self::at) predicted).
     pub fn record(&mut self, before: &Vector6<f64>, after: &Vector6<f64>, applied: bool) {
