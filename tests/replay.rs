@@ -8,8 +8,31 @@ mod common;
 use jostle::sim::balls::Ball;
 use jostle::sim::metrics::perturb_metrics;
 use jostle::sim::scenario::{BallSpec, Scenario};
-use jostle::sim::{RootMode, SimOptions, Simulation};
+use jostle::sim::{Precompute, RootMode, SimOptions, Simulation};
 use jostle::{Character, CharacterOptions};
+
+/// The simulation's record fields that every output is made from, and its balls: Debug
+/// output prints every f64 exactly (shortest round trip), so equal strings are equal bits.
+fn record_of(sim: &Simulation) -> String {
+    let r = &sim.record;
+    format!(
+        "{:?}",
+        (
+            &r.times,
+            &r.poses,
+            &r.rms_error_deg,
+            &r.max_error_deg,
+            &r.constraint_error_m,
+            &r.root_offset_m,
+            &r.root_tilt_deg,
+            &r.balls,
+            (&r.contacts, &r.contact_bodies),
+            &r.ground_penetration_m,
+            &r.support_offsets,
+            &sim.balls,
+        )
+    )
+}
 
 /// Run `c` with the throws of `flags`, copying untouched steps from the precompute or not.
 /// Returns the simulation's record fields that every output is made from, the metrics
@@ -30,26 +53,7 @@ fn run(c: &Character, opts: SimOptions, flags: &[&str], replay: bool) -> (String
         sim.throw(Ball::from_launch(l));
     }
     sim.run().expect("runs");
-    let r = &sim.record;
-    // Debug output prints every f64 exactly (shortest round trip), so equal strings are
-    // equal bits.
-    let record = format!(
-        "{:?}",
-        (
-            &r.times,
-            &r.poses,
-            &r.rms_error_deg,
-            &r.max_error_deg,
-            &r.constraint_error_m,
-            &r.root_offset_m,
-            &r.root_tilt_deg,
-            &r.balls,
-            (&r.contacts, &r.contact_bodies),
-            &r.ground_penetration_m,
-            &r.support_offsets,
-            &sim.balls,
-        )
-    );
+    let record = record_of(&sim);
     let metrics = serde_json::to_string(&perturb_metrics(&sim)).expect("metrics");
     (record, metrics, sim.replayed_steps)
 }
@@ -162,4 +166,83 @@ fn a_real_clip_is_the_same_replayed_or_computed() {
         ],
         "CMU 01_01, two hits",
     );
+}
+
+/// A run of a precompute that keeps only some stretches of its path: its record, bit
+/// for bit, and how many steps it replayed.
+fn run_keeping(
+    c: &Character,
+    windows: Option<Vec<(f64, f64)>>,
+    start_s: f64,
+    flags: &[&str],
+) -> (String, usize) {
+    let precompute = Precompute {
+        start_s,
+        restart_every_s: 0.5,
+        replay_windows: windows,
+    };
+    let mut sim =
+        Simulation::new_from_cancellable(c, SimOptions::default(), &precompute, &mut || false)
+            .expect("feedforward");
+    for f in flags {
+        let spec = BallSpec::from_flag(f).expect("ball spec");
+        let scenario = Scenario { balls: vec![spec] };
+        for l in scenario
+            .launches(&c.model, &c.reference, "test")
+            .expect("launch")
+        {
+            sim.throw(Ball::from_launch(&l));
+        }
+    }
+    sim.run().expect("runs");
+    let record = record_of(&sim);
+    (record, sim.replayed_steps)
+}
+
+#[test]
+fn a_path_kept_in_stretches_gives_the_same_run() {
+    let c = demo_walk();
+    let h = SimOptions::default().step;
+    // a chest hit sets the reflex delay off, whose hold follows the unperturbed path
+    // after the hit: kept apart from the states, whatever stretches are kept
+    let flags = ["t=1.5,target=chest,speed=12"];
+    let (all, replayed_all) = run_keeping(&c, None, 1.0, &flags);
+    // the run replays from its start to the launch (~0.25 s before the arrival)
+    let launch = 1.5 - 3.0 / 12.0;
+    let (window, replayed_window) = run_keeping(&c, Some(vec![(1.0, launch)]), 1.0, &flags);
+    let (none, replayed_none) = run_keeping(&c, Some(vec![]), 1.0, &flags);
+    let (elsewhere, replayed_elsewhere) =
+        run_keeping(&c, Some(vec![(0.0, 0.4), (2.0, 3.0)]), 1.0, &flags);
+    assert!(
+        replayed_all > 0 && replayed_all as f64 <= (launch - 1.0) / h + 1.0,
+        "all kept: {replayed_all} steps replayed"
+    );
+    assert_eq!(
+        replayed_window, replayed_all,
+        "the window holds every replayed step"
+    );
+    assert_eq!(replayed_none, 0, "nothing kept, nothing replayed");
+    assert_eq!(
+        replayed_elsewhere, 0,
+        "stretches the run does not replay in"
+    );
+    assert!(window == all, "kept in its window: the record differs");
+    assert!(none == all, "nothing kept: the record differs");
+    assert!(elsewhere == all, "kept elsewhere: the record differs");
+}
+
+#[test]
+fn a_replay_window_outside_the_clip_is_an_error() {
+    let c = demo_walk();
+    for w in [(-1.0, 1.0), (2.0, 1.0), (f64::NAN, 1.0)] {
+        let precompute = Precompute {
+            replay_windows: Some(vec![w]),
+            ..Default::default()
+        };
+        let e =
+            Simulation::new_from_cancellable(&c, SimOptions::default(), &precompute, &mut || false)
+                .err()
+                .unwrap_or_else(|| panic!("window {w:?} accepted"));
+        assert!(e.to_string().contains("replay window"), "{e}");
+    }
 }

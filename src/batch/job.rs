@@ -11,7 +11,7 @@ use crate::mocap::write_bvh_string;
 use crate::sim::balls::Ball;
 use crate::sim::metrics::{PerturbMetrics, perturb_metrics};
 use crate::sim::scenario::{Launch, Scenario, ScenarioError};
-use crate::sim::{SimError, SimOptions, Simulation};
+use crate::sim::{Precompute, SimError, SimOptions, Simulation};
 use serde_json::json;
 use std::time::Instant;
 
@@ -202,13 +202,21 @@ pub fn run_variations_cancellable(
         RESTART_EVERY_S
     };
     let t_inv = Instant::now();
-    let mut sim = Simulation::new_from_cancellable(
-        character,
-        opts,
-        first_start,
+    // each run replays the unperturbed path from its start to its first launch
+    let replay_windows = starts
+        .iter()
+        .zip(&launches)
+        .map(|(&start, l)| {
+            let first_launch = l.iter().map(|l| l.t).reduce(f64::min);
+            (start, first_launch.unwrap_or(f64::INFINITY).max(start))
+        })
+        .collect();
+    let precompute = Precompute {
+        start_s: first_start,
         restart_every_s,
-        &mut *cancelled,
-    )?;
+        replay_windows: Some(replay_windows),
+    };
+    let mut sim = Simulation::new_from_cancellable(character, opts, &precompute, &mut *cancelled)?;
     let timing = JobTiming {
         inverse_s: t_inv.elapsed().as_secs_f64(),
         start_s: sim.feedforward.first_step as f64 * opts.step,

@@ -4,7 +4,7 @@
 use super::LoadArgs;
 use clap::Args;
 pub use jostle::options::SimArgs;
-use jostle::sim::Simulation;
+use jostle::sim::{Precompute, Simulation};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -27,9 +27,15 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
     let opts = a.sim.options()?;
     let c = super::load_character(&a.clip, &a.load)?;
     let t0 = std::time::Instant::now();
-    let mut sim = Simulation::new(&c, opts).map_err(|e| super::with_hint(e, &opts))?;
     // `simulate` times and checks the step itself: every step is computed, none copied
-    // from the feedforward's path (which an untouched run would repeat bit for bit).
+    // from the feedforward's path (which an untouched run would repeat bit for bit), so
+    // the precompute keeps none of it.
+    let precompute = Precompute {
+        replay_windows: Some(Vec::new()),
+        ..Default::default()
+    };
+    let mut sim = Simulation::new_from_cancellable(&c, opts, &precompute, &mut || false)
+        .map_err(|e| super::with_hint(e, &opts))?;
     sim.replay_unperturbed = false;
     let precompute = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();

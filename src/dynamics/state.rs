@@ -103,7 +103,7 @@ pub fn rotation_vector(q: &UnitQuaternion<f64>) -> Vector3<f64> {
 
 /// Rotation angle (rad, in [0, π]) of a unit quaternion: `UnitQuaternion::angle` to
 /// round-off, without its atan2 for angles up to 2·atan(1/8) (14.3°; a joint's tracking
-/// error, recorded every step): 2·atan(x), x = |v|/|w|, by [`atan_ratio`]'s series.
+/// error, recorded every step): 2·atan(x), x = |v|/|w|, by `atan_ratio`'s series.
 #[inline]
 pub fn rotation_angle(q: &UnitQuaternion<f64>) -> f64 {
     let s2 = q.imag().norm_squared();
@@ -141,7 +141,7 @@ fn atan_ratio(y: f64) -> f64 {
     f
 }
 
-/// `y.atan2(x)` (rad), by [`atan_ratio`]'s series when the angle is within atan(1/8) of 0
+/// `y.atan2(x)` (rad), by `atan_ratio`'s series when the angle is within atan(1/8) of 0
 /// (x > 0, |y| ≤ x/8; equal to round-off, without atan2's cost), else by atan2: for
 /// the small angle differences of a numerical gradient's turns.
 #[inline]

@@ -234,13 +234,12 @@ impl Simulation<'_> {
     fn hold_unperturbed_path(&mut self, scale: f64) {
         self.reflex_hold.fill(Vector3::zeros());
         let settings = (self.opts, self.contact);
-        let Some(path) = self.feedforward.path.state_at(self.k + 1, settings) else {
+        let Some(full) = self.feedforward.path.reflex_feedback_at(self.k, settings) else {
             return;
         };
         let model = &self.character.model;
-        for &b in &self.reflex_joints {
-            if let Some(a) = model.bodies[b].parent {
-                let full = self.tracking.feedback(b, &path.bodies[a], &path.bodies[b]);
+        for (&b, full) in self.reflex_joints.iter().zip(full) {
+            if model.bodies[b].parent.is_some() {
                 self.reflex_hold[b] = full * (1.0 - scale);
             }
         }
@@ -452,6 +451,61 @@ mod tests {
             .expect("aims");
         sim.throw(Ball::from_launch(&launch));
         sim
+    }
+
+    /// The feedback the reflex delay holds on to at step k is the full-gain feedback at
+    /// the unperturbed path's state k + 1, with step k's targets and stiffness: after an
+    /// untouched step k (computed, not replayed) a run that started with the path (or at
+    /// its latest restart) is on that state. Kept apart from the path's states, so a
+    /// precompute that keeps none of them still has it.
+    #[test]
+    fn the_reflex_hold_is_the_feedback_on_the_unperturbed_path() {
+        use crate::sim::Precompute;
+        let c = demo_walk();
+        let opts = SimOptions::default();
+        let precompute = Precompute {
+            start_s: 0.5,
+            restart_every_s: 0.5,
+            replay_windows: Some(vec![]),
+        };
+        let mut sim = Simulation::new_from_cancellable(&c, opts, &precompute, &mut || false)
+            .expect("simulation");
+        let restart = sim.feedforward.restart_steps;
+        // the path from its restart at 1 s on: a run started there
+        let mut restarted = Simulation::new_from(&c, opts, 1.0).expect("a run from the restart");
+        assert_eq!(restarted.k, 2 * restart, "the run starts at the restart");
+        sim.replay_unperturbed = false;
+        restarted.replay_unperturbed = false;
+        let settings = (sim.opts, sim.contact);
+        let mut checked = 0;
+        while sim.time() < 1.2 {
+            let k = sim.k;
+            sim.step(None).expect("steps");
+            let on_path = if k + 1 < restarted.k {
+                &sim
+            } else {
+                if k + 1 > restarted.k {
+                    restarted.step(None).expect("steps");
+                }
+                &restarted
+            };
+            let held = sim
+                .feedforward
+                .path
+                .reflex_feedback_at(k, settings)
+                .expect("the path's feedback at every step it took");
+            assert_eq!(held.len(), sim.reflex_joints.len());
+            for (&b, held) in sim.reflex_joints.iter().zip(held) {
+                let a = c.model.bodies[b].parent.expect("a joint");
+                let s = &on_path.state.bodies;
+                // (the step's targets and stiffness: the same in both runs)
+                let full = sim.tracking.feedback(b, &s[a], &s[b]);
+                assert_eq!(*held, full, "step {k}, body {b}");
+                assert!(full.norm() > 0.0, "step {k}, body {b}: no feedback to hold");
+            }
+            checked += 1;
+        }
+        assert_eq!(checked, (1.2 / opts.step).ceil() as usize - restart);
     }
 
     /// While the reflex is late after a handball to the pelvis, the trunk's and hips'

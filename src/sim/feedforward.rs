@@ -230,12 +230,26 @@ impl Simulation<'_> {
         }
     }
 
+    /// The reflex joints' full-gain feedback at the present state with the present
+    /// targets and stiffness (N·m; see [`UnperturbedPath::push_reflex_feedback`]).
+    fn reflex_feedback_here(&self) -> impl ExactSizeIterator<Item = Vector3<f64>> + '_ {
+        let bodies = &self.character.model.bodies;
+        let s = &self.state.bodies;
+        self.reflex_joints
+            .iter()
+            .map(move |&b| match bodies[b].parent {
+                Some(a) => self.tracking.feedback(b, &s[a], &s[b]),
+                None => Vector3::zeros(),
+            })
+    }
+
     /// The discrete-time inverse dynamics along the integrator's unperturbed path. With a
     /// spring-held root the floor takes its share of the root's support (METHOD §12.2): ψ
     /// then carries the weight through the legs, the root keeps the residual, and the
     /// floor impulses are recorded for the simulation's contacts to meet.
     pub(super) fn compute_feedforward(
         &mut self,
+        keep: Option<&[std::ops::Range<usize>]>,
         cancelled: &mut dyn FnMut() -> bool,
     ) -> Result<Feedforward, SimError> {
         let model = &self.character.model;
@@ -278,6 +292,8 @@ impl Simulation<'_> {
         let mut path = UnperturbedPath::default();
         path.start(
             first,
+            steps,
+            keep,
             &self.state,
             self.contact_ws.warm_start(),
             (self.opts, self.contact),
@@ -292,6 +308,10 @@ impl Simulation<'_> {
                 self.reset_from_step(k);
                 split.restart();
                 path.restart(&self.state, self.contact_ws.warm_start());
+            }
+            if k > first {
+                // the state the last step led to (or its restart), with its targets
+                path.push_reflex_feedback(self.reflex_feedback_here());
             }
             self.k = k;
             self.check_cancelled(cancelled)?;
@@ -488,6 +508,9 @@ impl Simulation<'_> {
                 }
             }
             psi_all.push(psi);
+        }
+        if steps > first {
+            path.push_reflex_feedback(self.reflex_feedback_here());
         }
         let mut ff = std::mem::replace(&mut self.feedforward, Feedforward::empty(h));
         ff.psi = psi_all;

@@ -22,5 +22,7 @@ pub mod support;
 pub mod trajectory;
 
 pub use root::{RootMode, SpringTuning};
-pub use run::{Feedforward, Projection, Record, SimError, SimOptions, Simulation, Snapshot};
+pub use run::{
+    Feedforward, Precompute, Projection, Record, SimError, SimOptions, Simulation, Snapshot,
+};
 pub use trajectory::{BallTrack, BodyPose, Trajectory};

@@ -264,6 +264,28 @@ pub(super) fn step_error(c: &Character, e: StepError, t: f64) -> SimError {
     }
 }
 
+/// How a run's feedforward precompute is taken (see [`Simulation::new_from_cancellable`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Precompute {
+    /// Where the precompute and the run start, s (rounded down to a step, and to a
+    /// multiple of `restart_every_s` if that is set): see [`Simulation::new_from`].
+    pub start_s: f64,
+    /// With `restart_every_s` > 0 the precompute's unperturbed path restarts from the
+    /// reference at every multiple of it after the start
+    /// ([`Feedforward::restart_steps`]): each stretch between two is then the same to the
+    /// bit wherever the precompute began, so runs that start at different multiples
+    /// ([`Simulation::reset_from`]) can share one precompute and still each be what a
+    /// precompute of its own would give. 0: never.
+    pub restart_every_s: f64,
+    /// The stretches of time (from, to; s) in which runs will replay the unperturbed
+    /// path: from a run's start to its first ball's launch (a run replays no step after
+    /// a launch). Only those steps' states are kept ([`crate::sim::replay`]); a run that
+    /// strays outside computes its steps, with the same result, only slower. `None`
+    /// keeps every step (a run whose balls are not known yet, as in the viewer); an
+    /// empty list none (a run without replay, as `simulate`'s).
+    pub replay_windows: Option<Vec<(f64, f64)>>,
+}
+
 impl<'c> Simulation<'c> {
     /// Prepare a run: computes the feedforward (discrete-time inverse dynamics) first.
     pub fn new(character: &'c Character, opts: SimOptions) -> Result<Self, SimError> {
@@ -277,7 +299,7 @@ impl<'c> Simulation<'c> {
         opts: SimOptions,
         cancelled: &mut dyn FnMut() -> bool,
     ) -> Result<Self, SimError> {
-        Self::new_from_cancellable(character, opts, 0.0, 0.0, cancelled)
+        Self::new_from_cancellable(character, opts, &Precompute::default(), cancelled)
     }
 
     /// A run that starts at `start_s` (s; rounded down to a step) from the reference's
@@ -292,25 +314,29 @@ impl<'c> Simulation<'c> {
         opts: SimOptions,
         start_s: f64,
     ) -> Result<Self, SimError> {
-        Self::new_from_cancellable(character, opts, start_s, 0.0, &mut || false)
+        let precompute = Precompute {
+            start_s,
+            ..Default::default()
+        };
+        Self::new_from_cancellable(character, opts, &precompute, &mut || false)
     }
 
-    /// [`Simulation::new_from`] that asks `cancelled` every [`CANCEL_CHECK_STEPS`] steps
-    /// of the feedforward precompute and stops with [`SimError::Cancelled`] when it says
-    /// so. With `restart_every_s` > 0 the start is rounded down to a multiple of it (in
-    /// steps), and the precompute's unperturbed path restarts from the reference at every
-    /// such multiple after it ([`Feedforward::restart_steps`]): each stretch between two
-    /// is then the same to the bit wherever the precompute began, so runs that start at
-    /// different multiples ([`Simulation::reset_from`]) can share one precompute and
-    /// still each be what a precompute of its own would give.
+    /// A run prepared as `precompute` says (where the feedforward precompute starts, its
+    /// restarts, what of its path it keeps for replay), that asks `cancelled` every
+    /// [`CANCEL_CHECK_STEPS`] steps of the precompute and stops with
+    /// [`SimError::Cancelled`] when it says so.
     pub fn new_from_cancellable(
         character: &'c Character,
         opts: SimOptions,
-        start_s: f64,
-        restart_every_s: f64,
+        precompute: &Precompute,
         cancelled: &mut dyn FnMut() -> bool,
     ) -> Result<Self, SimError> {
         opts.validate().map_err(SimError::Settings)?;
+        let Precompute {
+            start_s,
+            restart_every_s,
+            ref replay_windows,
+        } = *precompute;
         if !(start_s >= 0.0 && start_s.is_finite()) {
             return Err(SimError::Settings(format!(
                 "the run's start {start_s} s must be a time in the clip"
@@ -319,6 +345,15 @@ impl<'c> Simulation<'c> {
         if !(restart_every_s >= 0.0 && restart_every_s.is_finite()) {
             return Err(SimError::Settings(format!(
                 "the unperturbed path's restarts every {restart_every_s} s must be a duration"
+            )));
+        }
+        if let Some(w) = replay_windows
+            && let Some((a, b)) = w
+                .iter()
+                .find(|(a, b)| !(a.is_finite() && *a >= 0.0 && b >= a))
+        {
+            return Err(SimError::Settings(format!(
+                "a replay window from {a} s to {b} s must be a stretch of the clip"
             )));
         }
         // The feedforward is the discrete inverse dynamics of the figure held as it will be
@@ -335,7 +370,16 @@ impl<'c> Simulation<'c> {
         let mut sim = Self::bare(character, opts, None, &floor)?;
         sim.feedforward.restart_steps = (restart_every_s / opts.step).round() as usize;
         sim.feedforward.first_step = sim.step_at(start_s);
-        let ff = sim.compute_feedforward(cancelled)?;
+        let keep = replay_windows.as_ref().map(|w| {
+            w.iter()
+                .map(|&(a, b)| {
+                    // (past the clip: up to its end)
+                    let end = (b / opts.step).ceil().min(usize::MAX as f64) as usize;
+                    sim.step_at(a)..end.saturating_add(1)
+                })
+                .collect::<Vec<_>>()
+        });
+        let ff = sim.compute_feedforward(keep.as_deref(), cancelled)?;
         let mut sim = Self::bare(character, opts, Some(ff), &floor)?;
         sim.reset();
         Ok(sim)
