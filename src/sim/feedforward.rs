@@ -145,6 +145,18 @@ pub(super) fn root_target(before: &BodyKinematics, after: &BodyKinematics, h: f6
 /// torque about the root's COM (N·m). The joints' forces and torques are internal to the
 /// tree, so this is the root wrench the sweep ([`wrench_to_joint_torques_in_frames`])
 /// leaves, without its joint frames and 3 × 3 solves.
+/// The constant twist (linear, then angular velocity; world) that takes a body from pose
+/// `from` to pose `to` (COM position m, orientation) in `h` s.
+fn secant_twist(
+    from: (&Vector3<f64>, &UnitQuaternion<f64>),
+    to: (&Vector3<f64>, &UnitQuaternion<f64>),
+    h: f64,
+) -> Vector6<f64> {
+    let dv = (to.0 - from.0) / h;
+    let dw = rotation_vector(&(to.1 * from.1.inverse())) / h;
+    Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z)
+}
+
 fn root_wrench_of(bodies: &[BodyState], wrenches: &[(Vector3<f64>, Vector3<f64>)]) -> Vector6<f64> {
     let x0 = bodies[0].x;
     let (mut f, mut t) = (Vector3::zeros(), Vector3::zeros());
@@ -203,11 +215,7 @@ impl Simulation<'_> {
             .bodies
             .iter()
             .zip(&before)
-            .map(|(s, b)| {
-                let dv = (s.x - b.x) / h;
-                let dw = rotation_vector(&(s.q * b.q.inverse())) / h;
-                Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z)
-            })
+            .map(|(s, b)| secant_twist((&b.x, &b.q), (&s.x, &s.q), h))
             .collect();
         let target = matches!(self.opts.root, RootMode::Pinned)
             .then(|| root_target(&before[0], &self.kin[0], h));
@@ -340,9 +348,7 @@ impl Simulation<'_> {
             // (A spring-held root is free in the projection: holding it to its target
             // twist tracked 10× less closely, RMS 0.00018° → 0.0018°.)
             for ((u, s), k) in u_hat.iter_mut().zip(&start.bodies).zip(&self.kin) {
-                let dv = (k.x - s.x) / h;
-                let dw = rotation_vector(&(k.q * s.q.inverse())) / h;
-                *u = Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z);
+                *u = secant_twist((&s.x, &s.q), (&k.x, &k.q), h);
             }
             // (none at the precompute's first step or a restart: as a precompute begun there)
             let fresh = k == first || (restart > 0 && k % restart == 0);
