@@ -257,3 +257,78 @@ impl Simulation<'_> {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ops::Range;
+
+    /// A path over steps 5..40 keeping `keep`, each state's time its step and each
+    /// report's contact count its step, with a restart at step 20.
+    fn path_keeping(keep: Option<&[Range<usize>]>) -> UnperturbedPath {
+        let state = |k: usize| State {
+            bodies: vec![BodyState::default(); 2],
+            t: k as f64,
+        };
+        let settings = (SimOptions::default(), ContactOptions::default());
+        let mut path = UnperturbedPath::default();
+        path.start(5, 40, keep, &state(5), None, settings);
+        for k in 5..40 {
+            if k == 20 {
+                path.restart(&state(1000 + k), None);
+            }
+            let report = ContactReport {
+                contacts: k,
+                ..Default::default()
+            };
+            path.push(&state(k + 1), None, &[k], report);
+            path.push_reflex_feedback([Vector3::new(k as f64, 0.0, 0.0)].into_iter());
+        }
+        path
+    }
+
+    /// Step k's entries, if kept: the times of its start and end states, its report's
+    /// and touching's marks.
+    fn entries(path: &UnperturbedPath, k: usize) -> Option<(f64, f64, usize, usize)> {
+        let (i, j) = path.index(k)?;
+        Some((
+            path.states[i].t,
+            path.states[i + 1].t,
+            path.reports[j].contacts,
+            path.touching[j][0],
+        ))
+    }
+
+    #[test]
+    fn kept_stretches_index_their_own_steps() {
+        let all = path_keeping(None);
+        // overlapping, sharing a state, apart, past the clip and before the path
+        let keep = [12..15, 8..10, 10..11, 13..22, 30..33, 38..90, 0..6];
+        let some = path_keeping(Some(&keep));
+        let none = path_keeping(Some(&[]));
+        let kept = |k: usize| keep.iter().any(|r| r.contains(&k));
+        let settings = (SimOptions::default(), ContactOptions::default());
+        for k in 0..45 {
+            let expected = (5..40).contains(&k).then(|| {
+                // the restart replaced the state at step 20
+                let t = |k: usize| if k == 20 { 1020.0 } else { k as f64 };
+                (t(k), t(k + 1), k, k)
+            });
+            assert_eq!(entries(&all, k), expected, "all kept, step {k}");
+            let in_window = expected.filter(|_| kept(k));
+            assert_eq!(entries(&some, k), in_window, "some kept, step {k}");
+            assert_eq!(entries(&none, k), None, "none kept, step {k}");
+            // the reflex feedback is kept for every step, whatever the states kept
+            let held = some.reflex_feedback_at(k, settings).map(|f| f[0].x);
+            assert_eq!(held, (5..40).contains(&k).then_some(k as f64), "step {k}");
+        }
+        // only the kept states are stored: those at the start and end of a kept step
+        let states = (5..=40)
+            .filter(|&k| (5..40).any(|s| kept(s) && (k == s || k == s + 1)))
+            .count();
+        assert_eq!(states, 24);
+        assert_eq!(some.states.len(), states);
+        assert_eq!(all.states.len(), 36);
+        assert!(none.states.is_empty());
+    }
+}
