@@ -113,30 +113,38 @@ fn compare(c: &Character, flags: &[&str], start_s: f64) -> ((f64, f64), (f64, f6
     (before, after, first)
 }
 
+/// A run of the demo walk with the balls of `flags` started at `start_s` agrees with
+/// the one from the clip's start: before the start as closely as the run from 0 tracks
+/// the reference, after it to round-off (each step's feedforward lands the bodies on the
+/// reference's next pose from wherever the step starts, so the first step takes the late
+/// run onto the path the early one follows).
+fn assert_late_run_is_the_run_from_the_start(
+    flags: &[&str],
+    start_s: f64,
+    first_step: usize,
+    label: &str,
+) {
+    let c = load(&common::repo_clip("demo_walk.bvh"));
+    let (before, after, first) = compare(&c, flags, start_s);
+    assert_eq!(
+        first, first_step,
+        "{label}: {start_s} s at 240 steps a second"
+    );
+    eprintln!("{label}: before the start {before:?}, after {after:?} (m, rad)");
+    assert!(before.0 < 1e-5 && before.1 < 1e-5, "{label}: {before:?}");
+    assert!(after.0 < 1e-9 && after.1 < 1e-9, "{label}: {after:?}");
+}
+
 #[test]
 fn an_unperturbed_run_started_late_is_the_run_from_the_start() {
-    let c = load(&common::repo_clip("demo_walk.bvh"));
-    let (before, after, first) = compare(&c, &[], 1.0);
-    assert_eq!(first, 240, "1 s at 240 steps a second");
-    eprintln!("unperturbed: before the start {before:?}, after {after:?} (m, rad)");
-    // the from-start run tracks the reference that closely before the start; after it the
-    // two are one run to round-off: each step's feedforward lands the bodies on the
-    // reference's next pose from wherever the step starts, so the first step takes the
-    // late run onto the path the early one follows
-    assert!(before.0 < 1e-5 && before.1 < 1e-5, "{before:?}");
-    assert!(after.0 < 1e-9 && after.1 < 1e-9, "{after:?}");
+    assert_late_run_is_the_run_from_the_start(&[], 1.0, 240, "unperturbed");
 }
 
 #[test]
 fn a_hit_in_a_run_started_late_is_the_hit_from_the_start() {
-    let c = load(&common::repo_clip("demo_walk.bvh"));
-    let flags = ["t=1.6,target=right_forearm,speed=12"];
-    let (before, after, first) = compare(&c, &flags, 1.2);
-    assert_eq!(first, 288);
-    eprintln!("forearm hit: before the start {before:?}, after {after:?} (m, rad)");
-    assert!(before.0 < 1e-5 && before.1 < 1e-5, "{before:?}");
     // the blow bends the arm by ~10°: the two runs' hit agrees to round-off
-    assert!(after.0 < 1e-9 && after.1 < 1e-9, "{after:?}");
+    let flags = ["t=1.6,target=right_forearm,speed=12"];
+    assert_late_run_is_the_run_from_the_start(&flags, 1.2, 288, "forearm hit");
 }
 
 #[test]

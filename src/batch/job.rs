@@ -150,11 +150,12 @@ pub const START_LEAD_S: f64 = 0.25;
 /// earliest launch, not before the clip's start; 0 with no ball at all. (The simulation
 /// rounds it down to its grid of restarts.)
 pub fn run_start_s(launches: &[Launch]) -> f64 {
-    launches
-        .iter()
-        .map(|l| l.t)
-        .reduce(f64::min)
-        .map_or(0.0, |t| (t - START_LEAD_S).max(0.0))
+    first_launch_s(launches).map_or(0.0, |t| (t - START_LEAD_S).max(0.0))
+}
+
+/// The earliest launch of `launches`, s; `None` with no ball.
+fn first_launch_s(launches: &[Launch]) -> Option<f64> {
+    launches.iter().map(|l| l.t).reduce(f64::min)
 }
 
 /// [`run_variations`] with the `outputs` chosen.
@@ -206,10 +207,7 @@ pub fn run_variations_cancellable(
     let replay_windows = starts
         .iter()
         .zip(&launches)
-        .map(|(&start, l)| {
-            let first_launch = l.iter().map(|l| l.t).reduce(f64::min);
-            (start, first_launch.unwrap_or(f64::INFINITY).max(start))
-        })
+        .map(|(&start, l)| (start, first_launch_s(l).unwrap_or(f64::INFINITY).max(start)))
         .collect();
     let precompute = Precompute {
         start_s: first_start,

@@ -237,11 +237,8 @@ impl Simulation<'_> {
         let Some(full) = self.feedforward.path.reflex_feedback_at(self.k, settings) else {
             return;
         };
-        let model = &self.character.model;
         for (&b, full) in self.reflex_joints.iter().zip(full) {
-            if model.bodies[b].parent.is_some() {
-                self.reflex_hold[b] = full * (1.0 - scale);
-            }
+            self.reflex_hold[b] = full * (1.0 - scale);
         }
     }
 

@@ -145,6 +145,16 @@ pub(super) fn root_target(before: &BodyKinematics, after: &BodyKinematics, h: f6
 /// torque about the root's COM (N·m). The joints' forces and torques are internal to the
 /// tree, so this is the root wrench the sweep ([`wrench_to_joint_torques_in_frames`])
 /// leaves, without its joint frames and 3 × 3 solves.
+fn root_wrench_of(bodies: &[BodyState], wrenches: &[(Vector3<f64>, Vector3<f64>)]) -> Vector6<f64> {
+    let x0 = bodies[0].x;
+    let (mut f, mut t) = (Vector3::zeros(), Vector3::zeros());
+    for (s, (fb, tb)) in bodies.iter().zip(wrenches) {
+        f += fb;
+        t += tb + (s.x - x0).cross(fb);
+    }
+    Vector6::new(f.x, f.y, f.z, t.x, t.y, t.z)
+}
+
 /// The constant twist (linear, then angular velocity; world) that takes a body from pose
 /// `from` to pose `to` (COM position m, orientation) in `h` s.
 fn secant_twist(
@@ -155,16 +165,6 @@ fn secant_twist(
     let dv = (to.0 - from.0) / h;
     let dw = rotation_vector(&(to.1 * from.1.inverse())) / h;
     Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z)
-}
-
-fn root_wrench_of(bodies: &[BodyState], wrenches: &[(Vector3<f64>, Vector3<f64>)]) -> Vector6<f64> {
-    let x0 = bodies[0].x;
-    let (mut f, mut t) = (Vector3::zeros(), Vector3::zeros());
-    for (s, (fb, tb)) in bodies.iter().zip(wrenches) {
-        f += fb;
-        t += tb + (s.x - x0).cross(fb);
-    }
-    Vector6::new(f.x, f.y, f.z, t.x, t.y, t.z)
 }
 
 /// The right-hand side of a velocity projection on `tree`'s rows into `x`: body rows
@@ -311,7 +311,8 @@ impl Simulation<'_> {
         let mut poses: Vec<(Vector3<f64>, UnitQuaternion<f64>)> = Vec::with_capacity(n);
         let restart = self.feedforward.restart_steps;
         for k in first..steps {
-            if restart > 0 && k > first && k % restart == 0 {
+            let restarting = restart > 0 && k > first && k % restart == 0;
+            if restarting {
                 // from the reference again, as a precompute begun at k (see `restart_steps`)
                 self.reset_from_step(k);
                 split.restart();
@@ -351,7 +352,7 @@ impl Simulation<'_> {
                 *u = secant_twist((&s.x, &s.q), (&k.x, &k.q), h);
             }
             // (none at the precompute's first step or a restart: as a precompute begun there)
-            let fresh = k == first || (restart > 0 && k % restart == 0);
+            let fresh = k == first || restarting;
             let last = (!fresh && !shared)
                 .then(|| self.stepper.post_stabilization_factor())
                 .flatten();
