@@ -88,6 +88,16 @@ def by_time(d):
         label = kind or "all"
         print(f"{label}: {n_ok}/{len(ms)} met ({100*n_ok/max(len(ms),1):.1f} %); misses: "
               + ", ".join(f"{r} {n}" for r, n in sorted(miss.items(), key=lambda x: -x[1])))
+    # the slips again, of the weight-bearing feet only (loaded_foot_slip_mm: feet the
+    # reference puts >= 20 % of the body weight on); the criterion keeps foot_slip_mm
+    slips = sorted(((c, k, t), m) for (c, k, t), m in runs.items()
+                   if m and m["foot_slip_mm"] > 20)
+    if slips and all("loaded_foot_slip_mm" in m for _, m in slips):
+        print(f"slip>20mm: {len(slips)} runs; of weight-bearing feet: "
+              f"{sum(m['loaded_foot_slip_mm'] > 20 for _, m in slips)} over 20 mm; per run "
+              "(all feet / weight-bearing, mm): "
+              + ", ".join(f"{c[:12]} {k}@{t:g} {m['foot_slip_mm']:.0f}/{m['loaded_foot_slip_mm']:.1f}"
+                          for (c, k, t), m in slips))
 
 dirs = sys.argv[1:]
 clips = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(dirs[0], "*.json"))

@@ -65,6 +65,7 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
         "root_peak_tilt_deg": root_tilt,
         "max_ground_penetration_mm": rec.max_ground_penetration_m() * 1e3,
         "foot_slip_mm": rec.foot_slip_m() * 1e3,
+        "loaded_foot_slip_mm": rec.loaded_foot_slip_m() * 1e3,
         "fell": sim.fall_time().is_some(),
         "fall_time_s": sim.fall_time(),
         "contact_fallback_steps": rec.contacts.iter().filter(|c| c.fallback).count(),

@@ -153,6 +153,35 @@ impl Ground {
         &self.rows
     }
 
+    /// For each entry of `offsets` (as [`measure`](Self::measure) wrote them from
+    /// `support`), the share of the body weight its point's body carries in the
+    /// reference's split of the step: the normal impulses of `support` on that body's
+    /// points over `weight_impulse` (the body weight times the step, N·s), into `loads`.
+    pub fn support_loads(
+        &self,
+        support: &[SupportContact],
+        offsets: &[(usize, [f64; 2])],
+        weight_impulse: f64,
+        loads: &mut Vec<f64>,
+    ) {
+        let points = self.points.points();
+        let body_of = |i: usize| points.get(i).map(|p| p.body);
+        loads.clear();
+        for (i, _) in offsets {
+            let body = body_of(*i);
+            let carried: f64 = support
+                .iter()
+                .filter(|c| body.is_some() && body_of(c.point) == body)
+                .map(|c| c.impulse.y.max(0.0))
+                .sum();
+            loads.push(if weight_impulse > 0.0 {
+                carried / weight_impulse
+            } else {
+                0.0
+            });
+        }
+    }
+
     /// After a step: the deepest any capsule end of `state` lies below the floor beyond
     /// where the reference `reference` (same time) puts it, m (≥ 0), and the horizontal
     /// offset from the reference of each point the reference supported in the step that
@@ -217,11 +246,48 @@ fn points_of_bodies_not<'a>(
 /// reference, when its support began, over a run's per-step offsets (m): a foot the
 /// reference holds planted that slides, not one that pivots in the data.
 pub fn foot_slip(steps: &[Vec<(usize, [f64; 2])>]) -> f64 {
+    slip_while(steps, |_, _| true)
+}
+
+/// The share of the body weight a foot must carry in the reference's support split for
+/// [`loaded_foot_slip`] to count it as planted (0–1). A toe that only touches the floor
+/// (the Bandai dance's right toe carries 1–13 % at a pelvis hit's time, and slides 36 mm
+/// under the push, which μ = 1 on that load cannot hold) is not a planted foot.
+pub const PLANTED_LOAD_SHARE: f64 = 0.2;
+
+/// [`foot_slip`] of the points whose body carries at least `min_share` of the body weight
+/// in the reference's split at that step (`loads`: per step, per offset entry, as
+/// [`Ground::support_loads`] gives them), m: each point's drift measured from where it
+/// was when its body last became loaded, so a lightly loaded foot's sliding before does
+/// not count.
+pub fn loaded_foot_slip(
+    steps: &[Vec<(usize, [f64; 2])>],
+    loads: &[Vec<f64>],
+    min_share: f64,
+) -> f64 {
+    slip_while(steps, |k, i| {
+        loads
+            .get(k)
+            .and_then(|l| l.get(i))
+            .is_some_and(|&share| share >= min_share)
+    })
+}
+
+/// The largest drift of a point from its anchor, over the steps' entries that `counts`
+/// (step index, entry index) keeps; an entry left out ends its point's episode.
+fn slip_while(steps: &[Vec<(usize, [f64; 2])>], counts: impl Fn(usize, usize) -> bool) -> f64 {
     let mut anchors: std::collections::BTreeMap<usize, [f64; 2]> = Default::default();
     let mut worst: f64 = 0.0;
-    for step in steps {
-        anchors.retain(|p, _| step.iter().any(|(q, _)| q == p));
-        for (p, o) in step {
+    for (k, step) in steps.iter().enumerate() {
+        anchors.retain(|p, _| {
+            step.iter()
+                .enumerate()
+                .any(|(i, (q, _))| q == p && counts(k, i))
+        });
+        for (i, (p, o)) in step.iter().enumerate() {
+            if !counts(k, i) {
+                continue;
+            }
             let a = anchors.entry(*p).or_insert(*o);
             worst = worst.max((o[0] - a[0]).hypot(o[1] - a[1]));
         }
@@ -303,5 +369,38 @@ mod tests {
         ];
         assert!((foot_slip(&steps) - 0.005).abs() < 1e-12);
         assert_eq!(foot_slip(&[]), 0.0);
+    }
+
+    /// A lightly loaded point's slide does not count; once loaded, its drift is measured
+    /// from where it was then; a loaded point that slides counts in full; and with every
+    /// point loaded the measure is `foot_slip`'s.
+    #[test]
+    fn loaded_slip_counts_a_point_only_while_its_foot_carries_weight() {
+        let steps = vec![
+            vec![(3, [0.0, 0.0]), (7, [0.0, 0.0])],
+            vec![(3, [0.03, 0.0]), (7, [0.0, 0.002])],
+            vec![(3, [0.04, 0.0]), (7, [0.0, 0.004])],
+            // point 3 becomes loaded at 4 cm and slides 3 mm more
+            vec![(3, [0.043, 0.0]), (7, [0.0, 0.006])],
+            vec![(3, [0.043, 0.0]), (7, [0.0, 0.006])],
+        ];
+        let loads = vec![
+            vec![0.05, 0.9],
+            vec![0.05, 0.9],
+            vec![0.3, 0.7],
+            vec![0.3, 0.7],
+            vec![0.0, 1.0],
+        ];
+        let loaded = loaded_foot_slip(&steps, &loads, PLANTED_LOAD_SHARE);
+        // point 7 drifts 6 mm while loaded; point 3 only 3 mm since it became loaded
+        assert!((loaded - 0.006).abs() < 1e-12, "{loaded}");
+        assert!((foot_slip(&steps) - 0.043).abs() < 1e-12);
+        let all = vec![vec![1.0, 1.0]; steps.len()];
+        assert_eq!(
+            loaded_foot_slip(&steps, &all, PLANTED_LOAD_SHARE),
+            foot_slip(&steps)
+        );
+        // a step with no loads recorded counts nothing
+        assert_eq!(loaded_foot_slip(&steps, &[], PLANTED_LOAD_SHARE), 0.0);
     }
 }

@@ -78,6 +78,13 @@ pub struct PerturbMetrics {
     /// that pivots in the data does not count, nor one landing late where its swing put
     /// it), mm.
     pub foot_slip_mm: f64,
+    /// [`foot_slip_mm`](Self::foot_slip_mm) of the weight-bearing feet only: those the
+    /// reference puts at least 20 % of the body weight on
+    /// ([`PLANTED_LOAD_SHARE`](crate::sim::ground::PLANTED_LOAD_SHARE)), each from when it
+    /// became loaded, mm. A toe that only touches the floor and slides under a push counts
+    /// in `foot_slip_mm`, not here.
+    #[serde(default)]
+    pub loaded_foot_slip_mm: f64,
     /// Simulation steps.
     pub steps: usize,
     /// Step, s.
@@ -197,6 +204,7 @@ pub fn perturb_metrics(sim: &Simulation) -> PerturbMetrics {
         contact_fallback_steps: rec.contacts.iter().filter(|c| c.fallback).count(),
         max_ground_penetration_mm: rec.max_ground_penetration_m() * 1e3,
         foot_slip_mm: rec.foot_slip_m() * 1e3,
+        loaded_foot_slip_mm: rec.loaded_foot_slip_m() * 1e3,
         steps: rec.times.len(),
         step_s: sim.opts.step,
     }

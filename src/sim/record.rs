@@ -6,7 +6,7 @@ use crate::dynamics::state::rotation_angle;
 use crate::motion::kinematics::BodyKinematics;
 use crate::motion::reference::ReferenceScratch;
 use crate::sim::balls::ContactReport;
-use crate::sim::ground::foot_slip;
+use crate::sim::ground::{PLANTED_LOAD_SHARE, foot_slip, loaded_foot_slip};
 use crate::sim::root::RootMode;
 use crate::sim::run::Simulation;
 use crate::sim::{BallTrack, BodyPose, Trajectory};
@@ -45,6 +45,10 @@ pub struct Record {
     /// reference supports that is down (spring-held root; empty otherwise). See
     /// [`Record::foot_slip_m`] and [`Ground::measure`](crate::sim::ground::Ground::measure).
     pub support_offsets: Vec<Vec<(usize, [f64; 2])>>,
+    /// Per step, per entry of `support_offsets`: the share of the body weight (0–1) the
+    /// point's body carries in the reference's support split of the step. See
+    /// [`Record::loaded_foot_slip_m`].
+    pub support_loads: Vec<Vec<f64>>,
 }
 
 impl Record {
@@ -52,6 +56,17 @@ impl Record {
     /// is down, m.
     pub fn foot_slip_m(&self) -> f64 {
         foot_slip(&self.support_offsets)
+    }
+
+    /// [`foot_slip_m`](Self::foot_slip_m) of the feet the reference puts at least
+    /// [`PLANTED_LOAD_SHARE`] of the body weight on (weight-bearing feet, not a toe that
+    /// touches the floor), each measured from when it became loaded, m.
+    pub fn loaded_foot_slip_m(&self) -> f64 {
+        loaded_foot_slip(
+            &self.support_offsets,
+            &self.support_loads,
+            PLANTED_LOAD_SHARE,
+        )
     }
 
     /// Deepest ground penetration of the run, m.
@@ -88,6 +103,7 @@ impl Record {
         r.contact_bodies.truncate(k);
         r.ground_penetration_m.truncate(k);
         r.support_offsets.truncate(k);
+        r.support_loads.truncate(k);
     }
 }
 
@@ -155,8 +171,12 @@ impl Simulation<'_> {
                 self.feet_shift
                     .update(tuning, &offsets, support, self.opts.step);
             }
+            let weight_impulse = model.total_mass() * model.gravity.norm() * self.opts.step;
+            let mut loads = Vec::with_capacity(offsets.len());
+            g.support_loads(support, &offsets, weight_impulse, &mut loads);
             self.record.ground_penetration_m.push(deepest);
             self.record.support_offsets.push(offsets);
+            self.record.support_loads.push(loads);
         }
     }
 
@@ -182,6 +202,7 @@ impl Simulation<'_> {
             if self.ground.is_some() {
                 r.ground_penetration_m.push(0.0);
                 r.support_offsets.push(Vec::new());
+                r.support_loads.push(Vec::new());
             }
         }
     }
