@@ -215,6 +215,8 @@ pub fn run_variations_cancellable(
         replay_windows: Some(replay_windows),
     };
     let mut sim = Simulation::new_from_cancellable(character, opts, &precompute, &mut *cancelled)?;
+    // the outputs read the poses at the clip's frames only
+    sim.keep_frame_poses_only();
     let timing = JobTiming {
         inverse_s: t_inv.elapsed().as_secs_f64(),
         start_s: sim.feedforward.first_step as f64 * opts.step,

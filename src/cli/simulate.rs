@@ -37,6 +37,7 @@ pub fn run(a: &SimulateArgs) -> anyhow::Result<()> {
     let mut sim = Simulation::new_from_cancellable(&c, opts, &precompute, &mut || false)
         .map_err(|e| super::with_hint(e, &opts))?;
     sim.replay_unperturbed = false;
+    sim.keep_frame_poses_only();
     let precompute = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
     sim.run().map_err(|e| super::with_hint(e, &opts))?;

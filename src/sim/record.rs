@@ -19,7 +19,9 @@ pub struct Record {
     pub times: Vec<f64>,
     /// Body poses at each step end; empty before the run's start
     /// ([`Feedforward::first_step`](crate::sim::Feedforward::first_step)), where the run
-    /// is the reference ([`Simulation::trajectory`] samples it there).
+    /// is the reference ([`Simulation::trajectory`] samples it there), and, in a run that
+    /// [keeps only its frames' poses](Simulation::keep_frame_poses_only), at the steps no
+    /// frame reads (the latest step's is always there).
     pub poses: Vec<Vec<BodyPose>>,
     /// Per step: RMS over joints of the joint-angle error vs the reference, degrees.
     pub rms_error_deg: Vec<f64>,
@@ -125,6 +127,15 @@ impl Simulation<'_> {
             }
         }
         self.record.times.push(self.time());
+        // the previous step's pose goes if no frame reads it (see `keep_frame_poses_only`);
+        // the latest is always kept, so a record cut short still ends on its pose
+        if let Some(read) = &self.frame_poses
+            && let Some(prev) = self.k.checked_sub(1).filter(|&i| i > 0)
+            && !read.get(prev).copied().unwrap_or(true)
+            && let Some(p) = self.record.poses.get_mut(prev - 1)
+        {
+            *p = Vec::new();
+        }
         self.record.poses.push(
             self.state
                 .bodies
@@ -207,12 +218,39 @@ impl Simulation<'_> {
         }
     }
 
+    /// Keep in the record only the step poses [`trajectory`](Self::trajectory) reads (the
+    /// two steps around each frame time, and the latest), not every step's: a 30 fps clip
+    /// at the default 1/240 s step needs 2 of every 8. The record's other poses are then
+    /// empty. The exported trajectory is the same to the bit; what is saved is memory
+    /// the run would touch for the first time (0.95 kB a step on the CMU figure; a page's
+    /// first touch costs 2–5 µs on the 2-core test machine). Runs whose every step is
+    /// looked at (the viewer) keep the default.
+    pub fn keep_frame_poses_only(&mut self) {
+        let last = self.num_steps();
+        let mut read = vec![false; last + 1];
+        for (_, i, _) in frame_steps(
+            self.frame_count(),
+            self.character.clip.frame_time,
+            self.opts.step,
+            last,
+        ) {
+            read[i] = true;
+            read[(i + 1).min(last)] = true;
+        }
+        self.frame_poses = Some(read);
+    }
+
+    /// The clip's frames the trajectory has (frame 0 = the initial state).
+    fn frame_count(&self) -> usize {
+        self.character.clip.num_frames() - self.character.model.figure.first_frame
+    }
+
     /// The recorded run resampled at the clip's frame times (frame 0 = the initial
     /// state), for export.
     pub fn trajectory(&self) -> Trajectory {
         let model = &self.character.model;
         let dt = self.character.clip.frame_time;
-        let frames = self.character.clip.num_frames() - model.figure.first_frame;
+        let frames = self.frame_count();
         let h = self.opts.step;
         let mut scratch = ReferenceScratch::default();
         let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
@@ -245,14 +283,11 @@ impl Simulation<'_> {
             }
         };
         let last = self.record.poses.len();
-        let poses = (0..frames)
-            .map(|f| {
-                let s = (f as f64 * dt / h).min(last as f64);
-                let i = s.floor() as usize;
+        let poses = frame_steps(frames, dt, h, last)
+            .map(|(f, i, a)| {
                 if i < first {
                     return reference_pose(f as f64 * dt);
                 }
-                let a = s - i as f64;
                 let (p0, p1) = (pose_at(i), pose_at((i + 1).min(last)));
                 p0.iter()
                     .zip(p1)
@@ -290,4 +325,20 @@ impl Simulation<'_> {
             balls,
         }
     }
+}
+
+/// For each of `frames` frames `dt` s apart: (frame, the step count i at or before its
+/// time, the fraction a of the next step past it), with `h` s steps and at most `last`
+/// steps: the poses after i and i + 1 steps (at most `last`) interpolate the frame.
+fn frame_steps(
+    frames: usize,
+    dt: f64,
+    h: f64,
+    last: usize,
+) -> impl Iterator<Item = (usize, usize, f64)> {
+    (0..frames).map(move |f| {
+        let s = (f as f64 * dt / h).min(last as f64);
+        let i = s.floor() as usize;
+        (f, i, s - i as f64)
+    })
 }

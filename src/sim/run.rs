@@ -245,6 +245,10 @@ pub struct Simulation<'c> {
     pub replay_unperturbed: bool,
     /// Steps copied from the unperturbed path since the last reset.
     pub replayed_steps: usize,
+    /// Per step count i (0..=steps): whether [`Simulation::trajectory`] reads the pose
+    /// after i steps; `None` (default) keeps every step's pose in the record. See
+    /// [`Simulation::keep_frame_poses_only`].
+    pub(super) frame_poses: Option<Vec<bool>>,
 }
 
 pub(super) fn step_error(c: &Character, e: StepError, t: f64) -> SimError {
@@ -461,6 +465,7 @@ impl<'c> Simulation<'c> {
             protective: None,
             replay_unperturbed: true,
             replayed_steps: 0,
+            frame_poses: None,
         };
         sim.contact.ground_y = Some(floor.height);
         sim.reset();
