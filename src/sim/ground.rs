@@ -40,6 +40,8 @@ pub struct Ground {
     /// Floor height, m.
     pub floor_y: f64,
     friction: f64,
+    /// The figure's weight, N (its load shares' denominator).
+    weight_n: f64,
     /// Per body: the farthest any of its floor points' bottoms lies from its COM, m.
     reach: Vec<f64>,
     supported: Vec<Option<usize>>,
@@ -60,6 +62,7 @@ impl Ground {
             points,
             floor_y,
             friction: FLOOR_FRICTION,
+            weight_n: model.total_mass() * model.gravity.norm(),
             rows: vec![],
         }
     }
@@ -155,17 +158,18 @@ impl Ground {
 
     /// For each entry of `offsets` (as [`measure`](Self::measure) wrote them from
     /// `support`), the share of the body weight its point's body carries in the
-    /// reference's split of the step: the normal impulses of `support` on that body's
-    /// points over `weight_impulse` (the body weight times the step, N·s), into `loads`.
+    /// reference's split of the step (`h` s): the normal impulses of `support` on that
+    /// body's points over the body weight's impulse, into `loads`.
     pub fn support_loads(
         &self,
         support: &[SupportContact],
         offsets: &[(usize, [f64; 2])],
-        weight_impulse: f64,
+        h: f64,
         loads: &mut Vec<f64>,
     ) {
         let points = self.points.points();
         let body_of = |i: usize| points.get(i).map(|p| p.body);
+        let weight_impulse = self.weight_n * h;
         loads.clear();
         for (i, _) in offsets {
             let body = body_of(*i);

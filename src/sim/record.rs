@@ -182,9 +182,8 @@ impl Simulation<'_> {
                 self.feet_shift
                     .update(tuning, &offsets, support, self.opts.step);
             }
-            let weight_impulse = model.total_mass() * model.gravity.norm() * self.opts.step;
             let mut loads = Vec::with_capacity(offsets.len());
-            g.support_loads(support, &offsets, weight_impulse, &mut loads);
+            g.support_loads(support, &offsets, self.opts.step, &mut loads);
             self.record.ground_penetration_m.push(deepest);
             self.record.support_offsets.push(offsets);
             self.record.support_loads.push(loads);
