@@ -37,4 +37,4 @@ pub use lcp::{
     ConeIndices, LcpError, LcpSolution, LemkeOptions, SupportRules, SupportScratch, lemke,
     lemke_with, solve_from_support, solve_from_support_in,
 };
-pub use nnls::nnls6_from_support;
+pub use nnls::{Nnls6Scratch, nnls6_from_support};

@@ -28,12 +28,23 @@
 use super::lcp::PivotSafeguard;
 use nalgebra::{Matrix6, Vector6};
 
+/// Storage [`nnls6_from_support`] reuses from call to call: the weights of the last
+/// solve and the round's flips.
+#[derive(Clone, Debug, Default)]
+pub struct Nnls6Scratch {
+    /// The weights z of the last successful solve (one per column).
+    pub z: Vec<f64>,
+    flip: Vec<usize>,
+}
+
 /// The weights z ≥ 0 (one per column of `columns`, in their order) minimising
-/// ½‖Σ_j a_j z_j − b‖² + ½ Σ_j d_j z_j², starting from the support `support` (`true`: the
-/// weight is guessed positive) and updating it in place to the solution's. `tol` is the
-/// relative round-off within which a support is accepted. `None` when no round of
-/// `max_rounds` succeeds, or when the input is unusable (lengths differ, a d_j not
-/// positive and finite, a non-finite value): the caller then solves the dense LCP.
+/// ½‖Σ_j a_j z_j − b‖² + ½ Σ_j d_j z_j², into `scratch.z`, starting from the support
+/// `support` (`true`: the weight is guessed positive) and updating it in place to the
+/// solution's. `tol` is the relative round-off within which a support is accepted. False
+/// when no round of `max_rounds` succeeds, or when the input is unusable (lengths differ,
+/// a d_j not positive and finite, a non-finite value): the caller then solves the dense
+/// LCP. No allocation once `scratch` has held a problem of this size (the ground-support
+/// split runs it at every step of the feedforward).
 pub fn nnls6_from_support(
     columns: &[Vector6<f64>],
     damping: &[f64],
@@ -41,13 +52,14 @@ pub fn nnls6_from_support(
     support: &mut [bool],
     tol: f64,
     max_rounds: usize,
-) -> Option<Vec<f64>> {
+    scratch: &mut Nnls6Scratch,
+) -> bool {
     let n = columns.len();
     if damping.len() != n
         || support.len() != n
         || damping.iter().any(|d| !(d.is_finite() && *d > 0.0))
     {
-        return None;
+        return false;
     }
     // |q|_max, the scale of a non-basic w's round-off
     let scale = columns
@@ -56,10 +68,12 @@ pub fn nnls6_from_support(
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
     if !scale.is_finite() {
-        return None;
+        return false;
     }
-    let mut z = vec![0.0; n];
-    let mut flip = Vec::new();
+    let Nnls6Scratch { z, flip } = scratch;
+    z.clear();
+    z.resize(n, 0.0);
+    flip.clear();
     let mut safeguard = PivotSafeguard::new();
     for _ in 0..max_rounds.max(1) {
         let mut s = Matrix6::identity();
@@ -77,9 +91,12 @@ pub fn nnls6_from_support(
                 }
             }
         }
-        let y = s.cholesky()?.solve(b);
+        let Some(chol) = s.cholesky() else {
+            return false;
+        };
+        let y = chol.solve(b);
         if !y.iter().all(|v| v.is_finite()) {
-            return None;
+            return false;
         }
         flip.clear();
         let mut zscale = f64::MIN_POSITIVE;
@@ -105,17 +122,17 @@ pub fn nnls6_from_support(
             }
         }
         if flip.is_empty() {
-            for v in &mut z {
+            for v in z.iter_mut() {
                 *v = v.max(0.0);
             }
-            return Some(z);
+            return true;
         }
-        safeguard.restrict(&mut flip);
-        for &j in &flip {
+        safeguard.restrict(flip);
+        for &j in flip.iter() {
             support[j] = !support[j];
         }
     }
-    None
+    false
 }
 
 #[cfg(test)]
@@ -123,6 +140,20 @@ mod tests {
     use super::*;
     use crate::contact::lemke;
     use nalgebra::{DMatrix, DVector};
+
+    /// [`nnls6_from_support`]'s weights, `None` when it fails.
+    fn solve(
+        columns: &[Vector6<f64>],
+        damping: &[f64],
+        b: &Vector6<f64>,
+        support: &mut [bool],
+        tol: f64,
+        max_rounds: usize,
+    ) -> Option<Vec<f64>> {
+        let mut scratch = Nnls6Scratch::default();
+        nnls6_from_support(columns, damping, b, support, tol, max_rounds, &mut scratch)
+            .then_some(scratch.z)
+    }
 
     /// A deterministic pseudo-random number in [−1, 1) (a 64-bit LCG; no dependency).
     fn noise(state: &mut u64) -> f64 {
@@ -166,7 +197,7 @@ mod tests {
             let mut support: Vec<bool> = (0..n).map(|_| noise(&mut state) > 0.0).collect();
             let guessed = support.clone();
             // from a random guess Murty's single flips can take many rounds (67 here)
-            let z = nnls6_from_support(&columns, &d, &b, &mut support, 1e-12, 500)
+            let z = solve(&columns, &d, &b, &mut support, 1e-12, 500)
                 .expect("finite for a positive definite M");
             let zmax = expected.iter().fold(1.0f64, |m, v| m.max(v.abs()));
             for j in 0..n {
@@ -196,9 +227,9 @@ mod tests {
         let d = vec![1e-6; n];
         let b = Vector6::from_fn(|_, _| noise(&mut state));
         let mut support = vec![false; n];
-        let z = nnls6_from_support(&columns, &d, &b, &mut support, 1e-12, 50).expect("solves");
+        let z = solve(&columns, &d, &b, &mut support, 1e-12, 50).expect("solves");
         let mut again = support.clone();
-        let z1 = nnls6_from_support(&columns, &d, &b, &mut again, 1e-12, 1).expect("one round");
+        let z1 = solve(&columns, &d, &b, &mut again, 1e-12, 1).expect("one round");
         assert_eq!(z, z1);
         assert_eq!(support, again);
     }
@@ -208,13 +239,10 @@ mod tests {
         let columns = vec![Vector6::repeat(1.0); 2];
         let b = Vector6::repeat(1.0);
         let mut support = vec![true; 2];
-        assert!(nnls6_from_support(&columns, &[1.0, 0.0], &b, &mut support, 1e-12, 5).is_none());
-        assert!(nnls6_from_support(&columns, &[1.0], &b, &mut support, 1e-12, 5).is_none());
+        assert!(solve(&columns, &[1.0, 0.0], &b, &mut support, 1e-12, 5).is_none());
+        assert!(solve(&columns, &[1.0], &b, &mut support, 1e-12, 5).is_none());
         let nan = Vector6::repeat(f64::NAN);
-        assert!(nnls6_from_support(&columns, &[1.0, 1.0], &nan, &mut support, 1e-12, 5).is_none());
-        assert_eq!(
-            nnls6_from_support(&[], &[], &b, &mut [], 1e-12, 5),
-            Some(vec![])
-        );
+        assert!(solve(&columns, &[1.0, 1.0], &nan, &mut support, 1e-12, 5).is_none());
+        assert_eq!(solve(&[], &[], &b, &mut [], 1e-12, 5), Some(vec![]));
     }
 }

@@ -20,7 +20,7 @@
 //! out over a centimetre of height instead of jumping when a foot lands or lifts.
 
 use crate::contact::closest_point_on_segment;
-use crate::contact::{LcpError, lemke, nnls6_from_support, tangent_directions};
+use crate::contact::{LcpError, Nnls6Scratch, lemke, nnls6_from_support, tangent_directions};
 use crate::motion::kinematics::BodyKinematics;
 use crate::skeleton::{Capsule, Model};
 use nalgebra::{DMatrix, DVector, UnitQuaternion, Vector3, Vector6};
@@ -289,7 +289,9 @@ pub fn split_root_wrench(
     scale: f64,
     opts: &SupportOptions,
 ) -> Result<Vec<Vector3<f64>>, LcpError> {
-    split_root_wrench_from(root_x, wrench, points, scale, opts, None)
+    let mut scratch = SplitScratch::default();
+    split_root_wrench_from(root_x, wrench, points, scale, opts, None, &mut scratch)?;
+    Ok(scratch.forces)
 }
 
 /// Friction-pyramid edges per support point in [`split_root_wrench`].
@@ -299,12 +301,29 @@ const WARM_START_TOLERANCE: f64 = 1e-12;
 /// Block principal pivoting rounds before a guess gives way to Lemke.
 const WARM_START_ROUNDS: usize = 8;
 
+/// Storage [`split_root_wrench_from`] reuses from call to call (the feedforward splits the
+/// root's support at every step): the pyramid's edges, the fit's columns and damping, the
+/// weights and the forces of the last split.
+#[derive(Clone, Debug, Default)]
+pub struct SplitScratch {
+    /// The floor forces of the last split, one per point (the units of its `wrench`).
+    pub forces: Vec<Vector3<f64>>,
+    /// The pyramid's edges and the friction they were built for.
+    edges: Vec<Vector3<f64>>,
+    edges_friction: Option<f64>,
+    columns: Vec<Vector6<f64>>,
+    damping: Vec<f64>,
+    nnls: Nnls6Scratch,
+}
+
 /// [`split_root_wrench`] trying first a guess of which pyramid edges carry force (per
 /// point, `PYRAMID_EDGES` entries; e.g. the last step's), updated in place to the
 /// solution's. The LCP's matrix is positive definite (the fit's normal matrix plus the
 /// regularisation), so its solution is unique: a guess that is accepted gives Lemke's
 /// answer to round-off, with a 6 × 6 solve per round ([`nnls6_from_support`]) instead of
 /// Lemke's pivots on the dense LCP.
+/// The forces go into `scratch.forces`; no allocation once `scratch` has held a split of
+/// this size.
 pub fn split_root_wrench_from(
     root_x: &Vector3<f64>,
     wrench: &Vector6<f64>,
@@ -312,27 +331,43 @@ pub fn split_root_wrench_from(
     scale: f64,
     opts: &SupportOptions,
     guess: Option<&mut [bool]>,
-) -> Result<Vec<Vector3<f64>>, LcpError> {
+    scratch: &mut SplitScratch,
+) -> Result<(), LcpError> {
     let np = points.len();
+    scratch.forces.clear();
     if np == 0 || scale.is_nan() || scale <= 0.0 {
-        return Ok(vec![Vector3::zeros(); np]);
+        scratch.forces.resize(np, Vector3::zeros());
+        return Ok(());
     }
-    let n = Vector3::y();
-    let edges: Vec<Vector3<f64>> = tangent_directions(&n, PYRAMID_EDGES)
-        .into_iter()
-        .map(|t| n + t * opts.friction)
-        .collect();
+    if scratch.edges_friction != Some(opts.friction) {
+        let n = Vector3::y();
+        scratch.edges.clear();
+        scratch.edges.extend(
+            tangent_directions(&n, PYRAMID_EDGES)
+                .into_iter()
+                .map(|t| n + t * opts.friction),
+        );
+        scratch.edges_friction = Some(opts.friction);
+    }
+    let SplitScratch {
+        forces,
+        edges,
+        columns,
+        damping,
+        nnls,
+        ..
+    } = scratch;
     let ne = edges.len();
     let cols = np * ne;
     let inv_l = 1.0 / opts.torque_length_m;
     // A's columns: the weighted wrench of a unit β along each edge of each point; and each
     // β's damping (a weak support is expensive: its force fades with its weight)
-    let mut columns = Vec::with_capacity(cols);
-    let mut damping = Vec::with_capacity(cols);
+    columns.clear();
+    damping.clear();
     for (p, w) in points {
         let r = p - root_x;
         let eps = opts.regularization / w.max(1e-3).powi(2);
-        for g in &edges {
+        for g in edges.iter() {
             let t = r.cross(g) * inv_l;
             columns.push(Vector6::new(g.x, g.y, g.z, t.x, t.y, t.z));
             damping.push(eps);
@@ -345,33 +380,34 @@ pub fn split_root_wrench_from(
     }
     // a guess of another size (not these points') is ignored
     let mut guess = guess.filter(|g| g.len() == cols);
-    let warm = guess.as_deref_mut().and_then(|g| {
-        nnls6_from_support(
-            &columns,
-            &damping,
+    let warm = match guess.as_deref_mut() {
+        Some(g) => nnls6_from_support(
+            columns,
+            damping,
             &b,
             g,
             WARM_START_TOLERANCE,
             WARM_START_ROUNDS,
-        )
-    });
-    let z = match warm {
-        Some(z) => z,
-        None => dense_split_lcp(&columns, &damping, &b)?,
+            nnls,
+        ),
+        None => false,
     };
+    if !warm {
+        nnls.z = dense_split_lcp(columns, damping, &b)?;
+    }
+    let z = &nnls.z;
     if let Some(g) = guess {
-        for (gi, z) in g.iter_mut().zip(&z) {
+        for (gi, z) in g.iter_mut().zip(z) {
             *gi = *z > 0.0;
         }
     }
-    Ok((0..np)
-        .map(|j| {
-            (0..ne)
-                .map(|k| edges[k] * z[j * ne + k].max(0.0))
-                .sum::<Vector3<f64>>()
-                * scale
-        })
-        .collect())
+    forces.extend((0..np).map(|j| {
+        (0..ne)
+            .map(|k| edges[k] * z[j * ne + k].max(0.0))
+            .sum::<Vector3<f64>>()
+            * scale
+    }));
+    Ok(())
 }
 
 /// The split's LCP (normal equations M = AᵀA + D, q = −Aᵀb of the fit; `columns` are
@@ -466,6 +502,11 @@ pub struct FloorSplit {
     carried: Vec<bool>,
     /// Scratch: `carried` of the chosen points, in their order.
     guess: Vec<bool>,
+    /// Scratch: the points that support (indices, then bottoms and weights), and the
+    /// split's storage.
+    chosen: Vec<usize>,
+    pts: Vec<(Vector3<f64>, f64)>,
+    split: SplitScratch,
 }
 
 impl FloorSplit {
@@ -487,6 +528,9 @@ impl FloorSplit {
             last_predicted: Vector6::zeros(),
             carried: vec![],
             guess: vec![],
+            chosen: vec![],
+            pts: vec![],
+            split: SplitScratch::default(),
         }
     }
 
@@ -526,39 +570,39 @@ impl FloorSplit {
             let v = point_velocity(&u_star[body], &(self.bottoms[i] - start[body].0));
             *w *= landing_weight(self.bottoms[i].y - self.floor_y, v.y, &self.opts);
         }
-        let chosen: Vec<usize> = (0..self.points.points().len())
-            .filter(|&i| self.weights[i] > 0.0)
-            .collect();
-        let pts: Vec<(Vector3<f64>, f64)> = chosen
-            .iter()
-            .map(|&i| (self.bottoms[i], self.weights[i]))
-            .collect();
+        let (chosen, pts) = (&mut self.chosen, &mut self.pts);
+        chosen.clear();
+        chosen.extend((0..self.points.points().len()).filter(|&i| self.weights[i] > 0.0));
+        pts.clear();
+        pts.extend(chosen.iter().map(|&i| (self.bottoms[i], self.weights[i])));
         let root_x = start[0].0;
         let e = PYRAMID_EDGES;
         self.carried.resize(self.points.points().len() * e, false);
         self.guess.clear();
-        for &i in &chosen {
+        for &i in chosen.iter() {
             self.guess
                 .extend_from_slice(&self.carried[i * e..(i + 1) * e]);
         }
-        let impulses = split_root_wrench_from(
+        split_root_wrench_from(
             &root_x,
             root_impulse,
-            &pts,
+            pts,
             impulse_scale,
             &self.opts,
             Some(&mut self.guess),
+            &mut self.split,
         )?;
+        let impulses = &self.split.forces;
         self.carried.fill(false);
         for (k, &i) in chosen.iter().enumerate() {
             self.carried[i * e..(i + 1) * e].copy_from_slice(&self.guess[k * e..(k + 1) * e]);
         }
-        self.last_predicted = root_impulse - wrench_about(&root_x, &pts, &impulses);
+        self.last_predicted = root_impulse - wrench_about(&root_x, pts, impulses);
         for w in self.wrenches.iter_mut() {
             *w = (Vector3::zeros(), Vector3::zeros());
         }
         let mut out = Vec::with_capacity(chosen.len());
-        for (&i, j) in chosen.iter().zip(&impulses) {
+        for (&i, j) in chosen.iter().zip(impulses) {
             if j.norm() == 0.0 {
                 continue;
             }
@@ -692,8 +736,10 @@ mod tests {
             );
             let want = split_root_wrench(&root, &wrench, &pts, 700.0, &opts).unwrap();
             for g in [&mut guess, &mut vec![true; n], &mut vec![false; n]] {
-                let got =
-                    split_root_wrench_from(&root, &wrench, &pts, 700.0, &opts, Some(g)).unwrap();
+                let mut scratch = SplitScratch::default();
+                split_root_wrench_from(&root, &wrench, &pts, 700.0, &opts, Some(g), &mut scratch)
+                    .unwrap();
+                let got = scratch.forces;
                 for (a, b) in got.iter().zip(&want) {
                     assert!((a - b).norm() < 1e-9 * 700.0, "step {k}: {a} vs {b}");
                 }
