@@ -1372,23 +1372,33 @@ impl Stepper {
     /// as much as a back-substitution per iteration.
     fn iterate_gyroscopic_at_most(&mut self, he: f64, max: usize) -> Result<usize, StepError> {
         let n = self.kkt.len();
+        // the right-hand side the iterations balance does not change in them
+        let scale = self.rhs_lin[..n]
+            .iter()
+            .fold(0.0_f64, |s, r| s.max(r.amax()));
+        let tolerance = self.opts.gyroscopic_tolerance * scale;
         let mut its = 0;
         while its < max {
-            let (mut worst, mut scale): (f64, f64) = (0.0, 0.0);
-            for b in 0..n {
-                let w = bottom(&self.sol.body[b]);
-                let r = self.gyro_jac[b] * w - gyro_n(he, &self.iw[b], &w) - self.gyro_offset[b];
+            let mut worst: f64 = 0.0;
+            let residual = self.res.body[..n].iter_mut().zip(&mut self.res.rows[..n]);
+            let at = self.sol.body[..n]
+                .iter()
+                .zip(&self.gyro_jac[..n])
+                .zip(&self.iw[..n])
+                .zip(&self.gyro_offset[..n]);
+            for ((res, rows), (((u, jac), iw), offset)) in residual.zip(at) {
+                let w = bottom(u);
+                let r = jac * w - gyro_n(he, iw, &w) - offset;
                 worst = worst.max(r.amax());
-                scale = scale.max(self.rhs_lin[b].amax());
-                self.res.body[b] = Vector6::new(0.0, 0.0, 0.0, r.x, r.y, r.z);
-                self.res.rows[b].fill(0.0);
+                *res = Vector6::new(0.0, 0.0, 0.0, r.x, r.y, r.z);
+                rows.fill(0.0);
             }
             // NaN stops too: the velocity check in `finish` reports it
-            if worst.is_nan() || worst <= self.opts.gyroscopic_tolerance * scale {
+            if worst.is_nan() || worst <= tolerance {
                 break;
             }
-            for b in 0..n {
-                self.gyro_offset[b] += bottom(&self.res.body[b]);
+            for (offset, res) in self.gyro_offset[..n].iter_mut().zip(&self.res.body[..n]) {
+                *offset += bottom(res);
             }
             self.kkt
                 .solve(&mut self.res)
