@@ -32,7 +32,7 @@ use nalgebra::{Matrix6, Vector6};
 /// solve and the round's flips.
 #[derive(Clone, Debug, Default)]
 pub struct Nnls6Scratch {
-    /// The weights z of the last successful solve (one per column).
+    /// The weights z of the last solve, one per column (meaningful when it returned true).
     pub z: Vec<f64>,
     flip: Vec<usize>,
 }

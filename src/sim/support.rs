@@ -322,6 +322,7 @@ pub struct SplitScratch {
 /// regularisation), so its solution is unique: a guess that is accepted gives Lemke's
 /// answer to round-off, with a 6 × 6 solve per round ([`nnls6_from_support`]) instead of
 /// Lemke's pivots on the dense LCP.
+///
 /// The forces go into `scratch.forces`; no allocation once `scratch` has held a split of
 /// this size.
 pub fn split_root_wrench_from(
