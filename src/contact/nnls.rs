@@ -141,17 +141,16 @@ mod tests {
     use crate::contact::lemke;
     use nalgebra::{DMatrix, DVector};
 
-    /// [`nnls6_from_support`]'s weights, `None` when it fails.
+    /// [`nnls6_from_support`]'s weights at a 1e-12 tolerance after at most `rounds`
+    /// rounds, `None` when it fails.
     fn solve(
-        columns: &[Vector6<f64>],
-        damping: &[f64],
+        (columns, damping): (&[Vector6<f64>], &[f64]),
         b: &Vector6<f64>,
         support: &mut [bool],
-        tol: f64,
-        max_rounds: usize,
+        rounds: usize,
     ) -> Option<Vec<f64>> {
         let mut scratch = Nnls6Scratch::default();
-        nnls6_from_support(columns, damping, b, support, tol, max_rounds, &mut scratch)
+        nnls6_from_support(columns, damping, b, support, 1e-12, rounds, &mut scratch)
             .then_some(scratch.z)
     }
 
@@ -197,7 +196,7 @@ mod tests {
             let mut support: Vec<bool> = (0..n).map(|_| noise(&mut state) > 0.0).collect();
             let guessed = support.clone();
             // from a random guess Murty's single flips can take many rounds (67 here)
-            let z = solve(&columns, &d, &b, &mut support, 1e-12, 500)
+            let z = solve((&columns, &d), &b, &mut support, 500)
                 .expect("finite for a positive definite M");
             let zmax = expected.iter().fold(1.0f64, |m, v| m.max(v.abs()));
             for j in 0..n {
@@ -227,9 +226,9 @@ mod tests {
         let d = vec![1e-6; n];
         let b = Vector6::from_fn(|_, _| noise(&mut state));
         let mut support = vec![false; n];
-        let z = solve(&columns, &d, &b, &mut support, 1e-12, 50).expect("solves");
+        let z = solve((&columns, &d), &b, &mut support, 50).expect("solves");
         let mut again = support.clone();
-        let z1 = solve(&columns, &d, &b, &mut again, 1e-12, 1).expect("one round");
+        let z1 = solve((&columns, &d), &b, &mut again, 1).expect("one round");
         assert_eq!(z, z1);
         assert_eq!(support, again);
     }
@@ -239,10 +238,10 @@ mod tests {
         let columns = vec![Vector6::repeat(1.0); 2];
         let b = Vector6::repeat(1.0);
         let mut support = vec![true; 2];
-        assert!(solve(&columns, &[1.0, 0.0], &b, &mut support, 1e-12, 5).is_none());
-        assert!(solve(&columns, &[1.0], &b, &mut support, 1e-12, 5).is_none());
+        assert!(solve((&columns, &[1.0, 0.0]), &b, &mut support, 5).is_none());
+        assert!(solve((&columns, &[1.0]), &b, &mut support, 5).is_none());
         let nan = Vector6::repeat(f64::NAN);
-        assert!(solve(&columns, &[1.0, 1.0], &nan, &mut support, 1e-12, 5).is_none());
-        assert_eq!(solve(&[], &[], &b, &mut [], 1e-12, 5), Some(vec![]));
+        assert!(solve((&columns, &[1.0, 1.0]), &nan, &mut support, 5).is_none());
+        assert_eq!(solve((&[], &[]), &b, &mut [], 5), Some(vec![]));
     }
 }
