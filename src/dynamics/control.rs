@@ -204,7 +204,8 @@ impl Tracking {
         pa: &BodyState,
         pb: &BodyState,
         est: &GradientEstimator,
-    ) -> Option<(Vector3<f64>, TorqueGradient)> {
+        gradient: &mut TorqueGradient,
+    ) -> Option<Vector3<f64>> {
         let joint = self.joints[b].as_ref()?;
         let k = self.stiffness[b];
         let damping = self.damping_time;
@@ -275,10 +276,8 @@ impl Tracking {
             }
             JointType::Universal => return None,
         };
-        Some((
-            tau0,
-            est.pd_gradient_from_child(pa, pb, &tau0, d_theta, d_omega),
-        ))
+        est.pd_gradient_from_child(pa, pb, &tau0, &d_theta, &d_omega, gradient);
+        Some(tau0)
     }
 }
 
@@ -350,8 +349,9 @@ impl JointTorque for Tracking {
         child: &BodyState,
         _t: f64,
         est: &GradientEstimator,
-    ) -> Option<(Vector3<f64>, TorqueGradient)> {
-        self.own_feedback_and_gradient(body, parent, child, est)
+        gradient: &mut TorqueGradient,
+    ) -> Option<Vector3<f64>> {
+        self.own_feedback_and_gradient(body, parent, child, est, gradient)
     }
 
     fn is_active(&self, body: usize) -> bool {
@@ -540,11 +540,15 @@ mod tests {
             };
             agree(&fast, "structured");
             // a ball or hinge joint's own estimate (the step's path for PD) agrees too
-            match (j.kind, tr.torque_and_gradient(b, sa, sb, 0.0, &est)) {
-                (JointType::Universal, own) => {
-                    assert!(own.is_none(), "body {b}: a universal joint has none")
+            let mut own = TorqueGradient::default();
+            match (
+                j.kind,
+                tr.torque_and_gradient(b, sa, sb, 0.0, &est, &mut own),
+            ) {
+                (JointType::Universal, t0) => {
+                    assert!(t0.is_none(), "body {b}: a universal joint has none")
                 }
-                (kind, Some((t0, own))) => {
+                (kind, Some(t0)) => {
                     assert!((t0 - tau0).amax() < 1e-12 * tau0.amax().max(1.0));
                     agree(&own, "own");
                     own_checked[kind as usize] += 1;

@@ -288,20 +288,20 @@ impl GradientEstimator {
     /// [`options`](Self::options)): ∂τ/∂δθ_b (`d_theta_b`, N·m/rad) and ∂τ/∂ω_b
     /// (`d_omega_b`, N·m·s/rad). The parent's columns follow as in
     /// [`torque_gradient_structured`](Self::torque_gradient_structured); `tau0` = τ(a, b).
+    /// Written into `out` (every block): the step keeps one per joint, and a 288-byte
+    /// gradient returned by value was copied twice on its way there (memcpy calls).
     pub fn pd_gradient_from_child(
         &self,
         a: &BodyState,
         b: &BodyState,
         tau0: &Vector3<f64>,
-        d_theta_b: Matrix3<f64>,
-        d_omega_b: Matrix3<f64>,
-    ) -> TorqueGradient {
-        let mut out = TorqueGradient {
-            d_theta: [Matrix3::zeros(), d_theta_b],
-            d_omega: [-d_omega_b, d_omega_b],
-        };
-        out.d_theta[0] = parent_orientation_columns(&out, a, b, tau0);
-        out
+        d_theta_b: &Matrix3<f64>,
+        d_omega_b: &Matrix3<f64>,
+        out: &mut TorqueGradient,
+    ) {
+        out.d_theta[1] = *d_theta_b;
+        out.d_omega = [-d_omega_b, *d_omega_b];
+        out.d_theta[0] = parent_orientation_columns(out, a, b, tau0);
     }
 
     /// Central differences, or forward differences from `tau0` on the ω-columns; with

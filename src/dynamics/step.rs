@@ -575,8 +575,11 @@ impl Stepper {
             if !self.active[b] {
                 continue;
             }
-            let (tau, tg) = match torques.torque_and_gradient(b, sa, sb, t, &self.grad) {
-                Some(own) => own,
+            // the provider's own gradient goes straight into the step's block (see
+            // `GradientEstimator::pd_gradient_from_child`)
+            let tg = &mut self.tgrad[b];
+            let tau = match torques.torque_and_gradient(b, sa, sb, t, &self.grad, tg) {
+                Some(tau) => tau,
                 None => {
                     let tau = torques.torque(b, sa, sb, t);
                     let structure = TorqueStructure {
@@ -584,14 +587,14 @@ impl Stepper {
                         relative: torques.relative_angular_velocity_only(),
                         frame_indifferent: torques.frame_indifferent(),
                     };
-                    let tg = self.grad.torque_gradient_structured(
+                    *tg = self.grad.torque_gradient_structured(
                         |pa, pb| torques.torque(b, pa, pb, t),
                         sa,
                         sb,
                         &tau,
                         structure,
                     );
-                    (tau, tg)
+                    tau
                 }
             };
             let finite = all_finite(tau.as_slice())
@@ -611,7 +614,6 @@ impl Stepper {
                 self.force[b][3 + k] += tau[k];
                 self.force[a][3 + k] -= tau[k];
             }
-            self.tgrad[b] = tg;
         }
         if matches!(
             self.opts.drift,

@@ -55,8 +55,10 @@ pub trait JointTorque {
     /// The torque and its gradient estimated by the provider itself, along the same
     /// perturbations as `est` (its rotation steps and ε), when it can evaluate the
     /// perturbed torques for less than a full [`torque`](Self::torque) each (e.g. reusing
-    /// what does not depend on the perturbed body). `None` (the default): the step
-    /// estimates the gradient from [`torque`](Self::torque) evaluations.
+    /// what does not depend on the perturbed body): the torque, N·m, with the gradient
+    /// written into `gradient` (every block; left as it was when `None`). `None` (the
+    /// default): the step estimates the gradient from [`torque`](Self::torque)
+    /// evaluations.
     fn torque_and_gradient(
         &self,
         _body: usize,
@@ -64,7 +66,8 @@ pub trait JointTorque {
         _child: &BodyState,
         _t: f64,
         _est: &GradientEstimator,
-    ) -> Option<(Vector3<f64>, TorqueGradient)> {
+        _gradient: &mut TorqueGradient,
+    ) -> Option<Vector3<f64>> {
         None
     }
 }
