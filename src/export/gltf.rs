@@ -14,7 +14,10 @@
 //! nodes and one that reads the inverse bind matrices agree. [`GltfLayout::Nodes`] is the
 //! older plain node tree: each body's capsules a mesh node under its joint node.
 
-use super::pose::{Transform, joint_world_transforms_over, local_transforms, mocap_world_frames};
+use super::pose::{
+    Transform, joint_world_transforms_over_into, local_transforms, local_transforms_into,
+    mocap_world_frames,
+};
 use crate::Character;
 use crate::mocap::Clip;
 use crate::sim::Trajectory;
@@ -23,7 +26,6 @@ use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
 use json::{Index, Node};
 use nalgebra::{Isometry3, Matrix4, Translation3, UnitQuaternion, Vector3};
-use std::borrow::Cow;
 
 /// Why a .glb could not be produced.
 #[derive(Debug, thiserror::Error)]
@@ -149,14 +151,30 @@ impl Bin {
         bytes: &[u8],
         target: Option<json::buffer::Target>,
     ) -> Index<json::buffer::View> {
+        self.view_written(root, bytes.len(), target, |data| {
+            data.extend_from_slice(bytes)
+        })
+    }
+
+    /// A buffer view of `len` bytes that `write` appends to the buffer (straight into it:
+    /// no copy of an animation's megabytes on the way).
+    fn view_written(
+        &mut self,
+        root: &mut json::Root,
+        len: usize,
+        target: Option<json::buffer::Target>,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> Index<json::buffer::View> {
         while !self.data.len().is_multiple_of(4) {
             self.data.push(0);
         }
         let off = self.data.len();
-        self.data.extend_from_slice(bytes);
+        self.data.reserve(len);
+        write(&mut self.data);
+        debug_assert_eq!(self.data.len() - off, len);
         root.push(json::buffer::View {
             buffer: Index::new(0),
-            byte_length: USize64::from(bytes.len()),
+            byte_length: USize64::from(len),
             byte_offset: Some(USize64::from(off)),
             byte_stride: None,
             target: target.map(Valid),
@@ -175,8 +193,13 @@ impl Bin {
         bounds: bool,
     ) -> Index<json::Accessor> {
         let comps = kind.multiplicity();
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let view = self.view(root, &bytes, target);
+        let view = self.view_written(root, values.len() * 4, target, |data| {
+            let start = data.len();
+            data.resize(start + values.len() * 4, 0);
+            for (bytes, v) in data[start..].chunks_exact_mut(4).zip(values) {
+                bytes.copy_from_slice(&v.to_le_bytes());
+            }
+        });
         let (min, max) = if bounds {
             let mut lo = vec![f32::INFINITY; comps];
             let mut hi = vec![f32::NEG_INFINITY; comps];
@@ -385,34 +408,53 @@ fn side(model: &Model, b: usize) -> usize {
     }
 }
 
-/// Local transforms of every clip joint for each frame, with quaternions made sign-continuous.
-/// `mocap`: the mocap's world transforms of the frames to animate (one per frame), shared
-/// by the original and the simulated animation.
-fn animation_locals(
+/// One animation's keyframes as the .glb stores them (f32), computed a frame at a time:
+/// per clip joint its rotations (x, y, z, w a frame, each on the hemisphere of the frame
+/// before's), per joint of `translated` its translations (x, y, z a frame). The local
+/// transforms of every frame were 4.8 MB an animation in f64 on a 23 s clip, all fresh
+/// memory; only the frame before is kept now.
+fn animation_tracks(
     model: &Model,
     clip: &Clip,
     traj: Option<&Trajectory>,
     mocap: &[Vec<Transform>],
-) -> Vec<Vec<Transform>> {
-    let mut out: Vec<Vec<Transform>> = Vec::with_capacity(mocap.len());
+    translated: &[usize],
+) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+    let n = mocap.len();
+    let mut rotations: Vec<Vec<f32>> = clip
+        .joints
+        .iter()
+        .map(|_| Vec::with_capacity(4 * n))
+        .collect();
+    let mut translations: Vec<Vec<f32>> = translated
+        .iter()
+        .map(|_| Vec::with_capacity(3 * n))
+        .collect();
+    let (mut world, mut local, mut prev) = (Vec::new(), Vec::new(), Vec::<Transform>::new());
     for (f, frame) in mocap.iter().enumerate() {
-        let mut local = match traj {
-            Some(t) => local_transforms(
-                clip,
-                &joint_world_transforms_over(model, clip, frame, &t.poses[f]),
-            ),
-            None => local_transforms(clip, frame),
+        let world: &[Transform] = match traj {
+            Some(t) => {
+                joint_world_transforms_over_into(model, clip, frame, &t.poses[f], &mut world);
+                &world
+            }
+            None => frame,
         };
-        if let Some(prev) = out.last() {
-            for (l, p) in local.iter_mut().zip(prev) {
-                if l.1.coords.dot(&p.1.coords) < 0.0 {
-                    l.1 = UnitQuaternion::new_unchecked(-l.1.into_inner());
-                }
+        local_transforms_into(clip, world, &mut local);
+        for (l, p) in local.iter_mut().zip(&prev) {
+            if l.1.coords.dot(&p.1.coords) < 0.0 {
+                l.1 = UnitQuaternion::new_unchecked(-l.1.into_inner());
             }
         }
-        out.push(local);
+        for (r, (_, q)) in rotations.iter_mut().zip(&local) {
+            r.extend([q.i as f32, q.j as f32, q.k as f32, q.w as f32]);
+        }
+        for (tr, &j) in translations.iter_mut().zip(translated) {
+            let t = local[j].0;
+            tr.extend([t.x as f32, t.y as f32, t.z as f32]);
+        }
+        std::mem::swap(&mut prev, &mut local);
     }
-    out
+    (rotations, translations)
 }
 
 /// The skinned figure: every body's capsules placed in the bind pose (world rest), one
@@ -583,6 +625,35 @@ pub fn character_glb_bytes(
     )
 }
 
+/// The .glb container (glTF 2.0 §4.4: a 12-byte header, the JSON chunk padded with
+/// spaces, the BIN chunk padded with zeros) around `json` and the buffer `bin`, built in
+/// `bin`'s own storage: its megabytes of keyframes move up within it instead of being
+/// copied into fresh memory (`gltf::binary::Glb::to_vec`, which gives the same bytes).
+fn glb_container(json: &[u8], mut bin: Vec<u8>) -> Result<Vec<u8>, GltfError> {
+    let padded = |n: usize| n.div_ceil(4) * 4;
+    let (json_len, bin_len) = (padded(json.len()), padded(bin.len()));
+    let head_len = 12 + 8 + json_len + 8;
+    let total = head_len + bin_len;
+    let total32 = u32::try_from(total)
+        .map_err(|_| GltfError::Serialize(format!("{total} bytes: a .glb holds at most 4 GiB")))?;
+    let mut head = Vec::with_capacity(head_len);
+    head.extend_from_slice(b"glTF");
+    head.extend_from_slice(&2u32.to_le_bytes());
+    head.extend_from_slice(&total32.to_le_bytes());
+    // (both chunk lengths are below the total, which fits)
+    head.extend_from_slice(&(json_len as u32).to_le_bytes());
+    head.extend_from_slice(b"JSON");
+    head.extend_from_slice(json);
+    head.resize(12 + 8 + json_len, b' ');
+    head.extend_from_slice(&(bin_len as u32).to_le_bytes());
+    head.extend_from_slice(b"BIN\0");
+    bin.resize(bin_len, 0);
+    bin.resize(total, 0);
+    bin.copy_within(0..bin_len, head_len);
+    bin[..head_len].copy_from_slice(&head);
+    Ok(bin)
+}
+
 /// The .glb bytes; `mocap`: the clip's world transforms per used frame if known.
 fn glb_bytes_over(
     model: &Model,
@@ -694,13 +765,15 @@ fn glb_bytes_over(
     };
 
     let mocap = mocap_world_frames(mocap, &frames, n);
-    let original = animation_locals(model, clip, None, &mocap);
-    let perturbed = animation_locals(model, clip, Some(traj), &mocap);
     let bind = (layout == GltfLayout::Skinned).then(|| bind_pose(model, clip));
     // Joint rest transforms: the bind pose (skinned), or the mocap's first frame (nodes).
+    let first_frame;
     let rest = match &bind {
         Some(bind) => &bind.local,
-        None => &original[0],
+        None => {
+            first_frame = local_transforms(clip, &mocap[0]);
+            &first_frame
+        }
     };
 
     // Joint nodes first (index = clip joint index), then mesh and ball nodes.
@@ -794,10 +867,11 @@ fn glb_bytes_over(
         })
         .collect();
     let mut anims = vec![];
-    for (name, locals, with_balls) in [
-        ("perturbed", &perturbed, true),
-        ("original", &original, false),
-    ] {
+    for (name, simulated, with_balls) in
+        [("perturbed", Some(traj), true), ("original", None, false)]
+    {
+        let (rotations, translations) =
+            animation_tracks(model, clip, simulated, &mocap, &translated);
         let input = bin.accessor_f32(&mut root, &times, json::accessor::Type::Scalar, None, true);
         let mut samplers = vec![];
         let mut channels = vec![];
@@ -805,10 +879,10 @@ fn glb_bytes_over(
                        bin: &mut Bin,
                        node: usize,
                        path: json::animation::Property,
-                       data: Vec<f32>,
+                       data: &[f32],
                        kind: json::accessor::Type,
                        interp: json::animation::Interpolation| {
-            let output = bin.accessor_f32(root, &data, kind, None, false);
+            let output = bin.accessor_f32(root, data, kind, None, false);
             samplers.push(json::animation::Sampler {
                 input,
                 output,
@@ -828,14 +902,7 @@ fn glb_bytes_over(
                 extras: Default::default(),
             });
         };
-        for j in 0..nj {
-            let rot: Vec<f32> = locals
-                .iter()
-                .flat_map(|l| {
-                    let q = l[j].1;
-                    [q.i as f32, q.j as f32, q.k as f32, q.w as f32]
-                })
-                .collect();
+        for (j, rot) in rotations.iter().enumerate() {
             add(
                 &mut root,
                 &mut bin,
@@ -846,14 +913,7 @@ fn glb_bytes_over(
                 json::animation::Interpolation::Linear,
             );
         }
-        for &j in &translated {
-            let tr: Vec<f32> = locals
-                .iter()
-                .flat_map(|l| {
-                    let t = l[j].0;
-                    [t.x as f32, t.y as f32, t.z as f32]
-                })
-                .collect();
+        for (&j, tr) in translated.iter().zip(&translations) {
             add(
                 &mut root,
                 &mut bin,
@@ -883,7 +943,7 @@ fn glb_bytes_over(
                 &mut bin,
                 node,
                 json::animation::Property::Translation,
-                tr,
+                &tr,
                 json::accessor::Type::Vec3,
                 json::animation::Interpolation::Linear,
             );
@@ -892,7 +952,7 @@ fn glb_bytes_over(
                 &mut bin,
                 node,
                 json::animation::Property::Scale,
-                sc,
+                &sc,
                 json::accessor::Type::Vec3,
                 json::animation::Interpolation::Step,
             );
@@ -922,18 +982,7 @@ fn glb_bytes_over(
     let nodes = root.nodes.len();
     let text =
         json::serialize::to_string(&root).map_err(|e| GltfError::Serialize(e.to_string()))?;
-    let glb = gltf::binary::Glb {
-        header: gltf::binary::Header {
-            magic: *b"glTF",
-            version: 2,
-            length: 0,
-        },
-        json: Cow::Owned(text.into_bytes()),
-        bin: Some(Cow::Owned(bin.data)),
-    };
-    let bytes = glb
-        .to_vec()
-        .map_err(|e| GltfError::Serialize(e.to_string()))?;
+    let bytes = glb_container(text.as_bytes(), bin.data)?;
     let summary = GlbSummary {
         bytes: bytes.len(),
         nodes,

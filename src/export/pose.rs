@@ -35,7 +35,22 @@ pub fn joint_world_transforms_over(
     mocap: &[Transform],
     bodies: &[BodyPose],
 ) -> Vec<Transform> {
-    let mut out = mocap.to_vec();
+    let mut out = Vec::with_capacity(mocap.len());
+    joint_world_transforms_over_into(model, clip, mocap, bodies, &mut out);
+    out
+}
+
+/// [`joint_world_transforms_over`] into `out` (its storage reused: an export poses every
+/// frame in turn).
+pub fn joint_world_transforms_over_into(
+    model: &Model,
+    clip: &Clip,
+    mocap: &[Transform],
+    bodies: &[BodyPose],
+    out: &mut Vec<Transform>,
+) {
+    out.clear();
+    out.extend_from_slice(mocap);
     for (j, owner) in model.owner.iter().enumerate().take(clip.joints.len()) {
         let Some(b) = *owner else { continue };
         let body = &model.bodies[b];
@@ -53,7 +68,6 @@ pub fn joint_world_transforms_over(
             out[j] = (joint_point + pose.q * rel_t, pose.q * rel_q);
         }
     }
-    out
 }
 
 /// The mocap's world transforms of the first `n` used frames: `known` (what the model's
@@ -73,15 +87,24 @@ pub fn mocap_world_frames<'a>(
 /// Local transforms (relative to the parent joint; the root's relative to the world) from
 /// world transforms.
 pub fn local_transforms(clip: &Clip, world: &[Transform]) -> Vec<Transform> {
-    clip.joints
-        .iter()
-        .enumerate()
-        .map(|(j, joint)| match joint.parent {
-            None => world[j],
-            Some(p) => {
-                let (pp, pq) = world[p];
-                (pq.inverse() * (world[j].0 - pp), pq.inverse() * world[j].1)
-            }
-        })
-        .collect()
+    let mut out = Vec::with_capacity(clip.joints.len());
+    local_transforms_into(clip, world, &mut out);
+    out
+}
+
+/// [`local_transforms`] into `out` (its storage reused).
+pub fn local_transforms_into(clip: &Clip, world: &[Transform], out: &mut Vec<Transform>) {
+    out.clear();
+    out.extend(
+        clip.joints
+            .iter()
+            .enumerate()
+            .map(|(j, joint)| match joint.parent {
+                None => world[j],
+                Some(p) => {
+                    let (pp, pq) = world[p];
+                    (pq.inverse() * (world[j].0 - pp), pq.inverse() * world[j].1)
+                }
+            }),
+    );
 }
