@@ -1,9 +1,11 @@
 //! BVH of a trajectory in the input's own hierarchy, offsets, channel orders, units and
 //! frame time, so it goes back into the tools that made the input.
 
-use super::pose::{joint_world_transforms_over, local_transforms, mocap_world_frames};
+use super::pose::{
+    Transform, joint_world_transforms_over_into, local_transforms_into, mocap_world_frames,
+};
 use crate::Character;
-use crate::mocap::euler::decompose;
+use crate::mocap::euler::decompose_into;
 use crate::mocap::{Channel, Clip};
 use crate::sim::Trajectory;
 use crate::skeleton::{ClipFrames, ClipWorldPoses, Model, PositionConvention};
@@ -44,16 +46,34 @@ fn clip_with_trajectory_over(
     values.extend_from_slice(&clip.values[..first * nc]);
     let to_file = model.figure.to_world.inverse();
     let scale = model.figure.scale;
+    // per joint, its rotation channels in order (what its angles are solved for)
+    let rotations: Vec<Vec<Channel>> = clip
+        .joints
+        .iter()
+        .map(|joint| {
+            joint
+                .channels
+                .iter()
+                .copied()
+                .filter(|c| c.is_rotation())
+                .collect()
+        })
+        .collect();
+    // a frame's buffers, reused from frame to frame
+    let (mut world, mut local) = (Vec::new(), Vec::new());
+    let (mut prev, mut angles) = (Vec::new(), Vec::new());
+    let mut row = vec![0.0; nc];
     for f in 0..n {
-        let local = match traj {
-            Some(t) => local_transforms(
-                clip,
-                &joint_world_transforms_over(model, clip, &mocap[f], &t.poses[f]),
-            ),
-            None => local_transforms(clip, &mocap[f]),
+        let world: &[Transform] = match traj {
+            Some(t) => {
+                joint_world_transforms_over_into(model, clip, &mocap[f], &t.poses[f], &mut world);
+                &world
+            }
+            None => &mocap[f],
         };
+        local_transforms_into(clip, world, &mut local);
         let src = clip.frame(first + f);
-        let mut row = vec![0.0; nc];
+        row.fill(0.0);
         for (j, joint) in clip.joints.iter().enumerate() {
             let (mut t, mut q) = local[j];
             if joint.parent.is_none() {
@@ -61,30 +81,26 @@ fn clip_with_trajectory_over(
                 q = to_file * q;
             }
             let t = t / scale;
-            let rot: Vec<Channel> = joint
-                .channels
-                .iter()
-                .copied()
-                .filter(|c| c.is_rotation())
-                .collect();
-            let prev: Vec<f64> = joint
-                .channels
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.is_rotation())
-                .map(|(k, _)| {
-                    if f == 0 {
-                        src[joint.first_column + k]
-                    } else {
-                        values[values.len() - nc + joint.first_column + k]
-                    }
-                })
-                .collect();
-            let angles = if rot.is_empty() {
-                vec![]
-            } else {
-                decompose(&q, &rot, &prev)
-            };
+            let rot = &rotations[j];
+            prev.clear();
+            prev.extend(
+                joint
+                    .channels
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.is_rotation())
+                    .map(|(k, _)| {
+                        if f == 0 {
+                            src[joint.first_column + k]
+                        } else {
+                            values[values.len() - nc + joint.first_column + k]
+                        }
+                    }),
+            );
+            angles.clear();
+            if !rot.is_empty() {
+                decompose_into(&q, rot, &prev, &mut angles);
+            }
             let mut r = 0;
             for (k, c) in joint.channels.iter().enumerate() {
                 row[joint.first_column + k] = if c.is_rotation() {

@@ -26,6 +26,20 @@ pub fn compose(order: &[Channel], degrees: &[f64]) -> UnitQuaternion<f64> {
 /// in closed form; any other channel list (1, 2 or repeated axes) by Gauss–Newton from
 /// `previous`.
 pub fn decompose(q: &UnitQuaternion<f64>, order: &[Channel], previous: &[f64]) -> Vec<f64> {
+    let mut angles = Vec::with_capacity(order.len());
+    decompose_into(q, order, previous, &mut angles);
+    angles
+}
+
+/// [`decompose`] into `angles` (cleared first; its storage reused: an export decomposes
+/// every joint of every frame).
+pub fn decompose_into(
+    q: &UnitQuaternion<f64>,
+    order: &[Channel],
+    previous: &[f64],
+    angles: &mut Vec<f64>,
+) {
+    angles.clear();
     let n = order.len();
     let distinct = n == 3 && {
         let (a, b, c) = (
@@ -66,7 +80,7 @@ pub fn decompose(q: &UnitQuaternion<f64>, order: &[Channel], previous: &[f64]) -
         let near = |x: f64, p: f64| x + 360.0 * ((p - x) / 360.0).round();
         let mut best: Option<(f64, [f64; 3])> = None;
         for sol in sols {
-            let deg: Vec<f64> = sol.iter().map(|v| v.to_degrees()).collect();
+            let deg = sol.map(f64::to_degrees);
             let cand = [
                 near(deg[0], previous.first().copied().unwrap_or(0.0)),
                 near(deg[1], previous.get(1).copied().unwrap_or(0.0)),
@@ -81,7 +95,10 @@ pub fn decompose(q: &UnitQuaternion<f64>, order: &[Channel], previous: &[f64]) -
                 best = Some((d, cand));
             }
         }
-        return best.map(|b| b.1.to_vec()).unwrap_or_default();
+        if let Some((_, best)) = best {
+            angles.extend_from_slice(&best);
+        }
+        return;
     }
     // Generic: minimise the rotation error from the previous angles.
     let mut x: Vec<f64> = (0..n)
@@ -110,7 +127,7 @@ pub fn decompose(q: &UnitQuaternion<f64>, order: &[Channel], previous: &[f64]) -
             x[i] += step[i].to_degrees();
         }
     }
-    x
+    angles.extend_from_slice(&x);
 }
 
 #[cfg(test)]
