@@ -157,7 +157,8 @@ impl Reference {
                 &computed
             }
         };
-        let mut tracks: Vec<Vec<f64>> = vec![Vec::with_capacity(nf); nch];
+        // (each its own capacity: `vec![v; n]` clones `v`, and a clone keeps no capacity)
+        let mut tracks: Vec<Vec<f64>> = (0..nch).map(|_| Vec::with_capacity(nf)).collect();
         let rep0 = model.bodies[0].bvh_joint;
         let mut root_q: Vec<Quaternion<f64>> =
             world.iter().map(|w| w[rep0].1.into_inner()).collect();
