@@ -983,12 +983,7 @@ mod tests {
             same(t);
         }
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = || super::super::random_bits(&mut seed);
         let mut t = String::new();
         for _ in 0..500_000 {
             t.clear();

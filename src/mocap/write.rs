@@ -286,12 +286,7 @@ mod tests {
             assert_eq!(as_written(v), format!("{v}"), "{v:e}");
         }
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = || super::super::random_bits(&mut seed);
         for _ in 0..1_000_000 {
             let r = next();
             let v = match r % 5 {
