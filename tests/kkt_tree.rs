@@ -132,16 +132,7 @@ fn block_tree_matches_dense_lu_on_random_trees() {
         kkt.solve_on_path(&mut x, &path).unwrap();
         // eliminated on the source's own way to the root only: the same numbers
         kkt.solve_on_path_from(&mut from, src, &path).unwrap();
-        for &b in &path {
-            assert_eq!(
-                from.body[b], x.body[b],
-                "trial {trial}: from {src}, body {b}"
-            );
-            assert_eq!(
-                from.rows[b], x.rows[b],
-                "trial {trial}: from {src}, rows {b}"
-            );
-        }
+        assert_same_on(&from, &x, &path, &format!("trial {trial}: from {src}"));
         kkt.solve(&mut full).unwrap();
         let got = kkt.flatten(&full);
         assert!((&got - &want).amax() / want.amax() < 1e-10, "trial {trial}");
@@ -153,6 +144,21 @@ fn block_tree_matches_dense_lu_on_random_trees() {
                 assert!(x.body[b].iter().all(|v| v.is_nan()), "trial {trial}: {b}");
             }
         }
+        // Wrenches on both bodies (contact impulses on two feet), eliminated on their
+        // ways to the root alone and substituted everywhere: the whole solve's numbers.
+        let mut sparse = KktVector::zeros(n);
+        for b in [src, other] {
+            sparse.body[b] = Vector6::from_fn(|_, _| rng.uniform(-1.0, 1.0));
+        }
+        let mut whole = sparse.clone();
+        kkt.solve_sparse(&mut sparse, &path).unwrap();
+        kkt.solve(&mut whole).unwrap();
+        let every: Vec<usize> = (0..n).collect();
+        assert_same_on(&sparse, &whole, &every, &format!("trial {trial}: sparse"));
+        assert!(
+            whole.body.iter().filter(|u| u.amax() > 0.0).count() > path.len().min(n - 1),
+            "trial {trial}: the answer reaches off the path"
+        );
         for (b, &p) in path.iter().enumerate().skip(1) {
             assert!(p > path[b - 1], "the path is increasing");
             let parent = model.bodies[p].parent.expect("only the root has no parent");
@@ -190,5 +196,13 @@ fn singular_node_is_reported_with_its_body() {
     match kkt.factor() {
         Err(KktError::Singular { body, .. }) => assert_eq!(body, 4),
         other => panic!("expected singular body 4, got {other:?}"),
+    }
+}
+
+/// `a` and `b` hold the same numbers at `bodies` (body and row entries), exactly.
+fn assert_same_on(a: &KktVector, b: &KktVector, bodies: &[usize], what: &str) {
+    for &i in bodies {
+        assert_eq!(a.body[i], b.body[i], "{what}, body {i}");
+        assert_eq!(a.rows[i], b.rows[i], "{what}, rows {i}");
     }
 }

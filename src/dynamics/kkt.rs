@@ -1470,6 +1470,26 @@ impl BlockTree {
         );
     }
 
+    /// [`solve`](Self::solve) for a right-hand side whose body and row entries are zero
+    /// outside `path` (a set of bodies closed under taking parents, in increasing order,
+    /// e.g. from [`path_to_root`](Self::path_to_root)), which `x` must hold there: the
+    /// elimination runs on `path` only, since a subtree with a zero right-hand side
+    /// eliminates to zero, and the substitution over every node (the root's answer reaches
+    /// them all). The same numbers as `solve`'s, at |path| eliminations instead of n:
+    /// contact impulses on the feet re-solved after the step's own solve.
+    pub fn solve_sparse(&self, x: &mut KktVector, path: &[usize]) -> Result<(), KktError> {
+        if !self.factored {
+            return Err(KktError::NotFactored);
+        }
+        for &i in path.iter().rev() {
+            self.eliminate(i, x);
+        }
+        for i in 0..self.len() {
+            self.substitute(i, x);
+        }
+        Ok(())
+    }
+
     /// Solve in place for a right-hand side that is zero outside `path`, a set of bodies
     /// closed under taking parents, in increasing order; only the entries on `path` are
     /// read and written (the rest of `x` is left as it is), and they are the solution's

@@ -265,6 +265,9 @@ pub struct Stepper {
     /// iterations' residual is then `G ω − N(ω)` minus this, with no product by A.
     gyro_offset: Vec<Vector3<f64>>,
     rhs_lin: Vec<Vector6<f64>>,
+    /// The bodies a re-solve's right-hand-side change reaches on their ways to the root
+    /// (see [`BlockTree::solve_sparse`]).
+    rhs_path: Vec<usize>,
     u_new: Vec<Vector6<f64>>,
     u_pos: Vec<Vector6<f64>>,
     next: Vec<BodyState>,
@@ -393,6 +396,7 @@ impl Stepper {
             gyro_n0: vec![Vector3::zeros(); n],
             gyro_offset: vec![Vector3::zeros(); n],
             rhs_lin: vec![Vector6::zeros(); n],
+            rhs_path: Vec::with_capacity(n),
             u_new: vec![Vector6::zeros(); n],
             spring_gain: (0.0, 0.0),
             u_pos: vec![Vector6::zeros(); n],
@@ -1332,13 +1336,19 @@ impl Stepper {
         }
         // One chord step takes up the change of the right-hand side, known exactly, so it
         // needs no residual evaluation; what the last solve left unconverged and the
-        // gyroscopic nonlinearity go to the usual iterations.
-        self.kkt
-            .solve(&mut self.res)
-            .map_err(|e| StepError::Singular {
-                t: self.t,
-                source: e,
-            })?;
+        // gyroscopic nonlinearity go to the usual iterations. The change is mostly on a
+        // few bodies (contact impulses on the feet): the elimination runs on their ways
+        // to the root only.
+        let mut path = std::mem::take(&mut self.rhs_path);
+        let changed = self.res.body.iter().enumerate();
+        let changed = changed.filter(|(_, r)| r.iter().any(|&v| v != 0.0));
+        self.kkt.path_to_root(changed.map(|(b, _)| b), &mut path);
+        let solved = self.kkt.solve_sparse(&mut self.res, &path);
+        self.rhs_path = path;
+        solved.map_err(|e| StepError::Singular {
+            t: self.t,
+            source: e,
+        })?;
         for b in 0..n {
             self.sol.body[b] += self.res.body[b];
             self.sol.rows[b] += self.res.rows[b];
