@@ -721,6 +721,41 @@ fn ball_rows(g: &Matrix6<f64>, rows: usize) -> bool {
     ok
 }
 
+/// The two indices of 0..3 other than `i`, in increasing order: the terms a sum over a
+/// skew-symmetric matrix's row or column keeps (its diagonal is zero).
+#[inline]
+fn others(i: usize) -> [usize; 2] {
+    match i {
+        0 => [1, 2],
+        1 => [0, 2],
+        _ => [0, 1],
+    }
+}
+
+/// Whether the 3×3 block at (`r0`, `c0`) of `m` has a zero diagonal, as a joint's
+/// cross-product matrix [r]× has.
+#[inline]
+fn zero_diagonal(m: &Matrix6<f64>, r0: usize, c0: usize) -> bool {
+    (0..3).all(|i| m[(r0 + i, c0 + i)] == 0.0)
+}
+
+/// Whether a node's first 3 parent rows are a joint's point rows `[I, −[r]×]` (the unit
+/// block exactly, the cross-product block with a zero diagonal) and its further `rows`
+/// (forbidden axes, `[0, eᵀ]`) are zero on the parent's linear part: then the products
+/// with them skip their known zeros and ones. A term a·0 or a·1 added to a sum that
+/// starts at 0.0 leaves the same bits as skipping it or adding a alone (0.0 + x is never
+/// −0), so the structured products give the general ones' numbers.
+#[inline]
+fn point_rows(j_parent: &Matrix6<f64>, rows: usize) -> bool {
+    let mut ok = zero_diagonal(j_parent, 0, 3);
+    for r in 0..rows {
+        for c in 0..3 {
+            ok &= j_parent[(r, c)] == if r == c { 1.0 } else { 0.0 };
+        }
+    }
+    ok
+}
+
 /// Factor of a ball-joint node in the joint's null space (the reduced-coordinate
 /// elimination of Featherstone's articulated bodies, kept in this tree's terms): with
 /// `G = [−I | K]`, every velocity that satisfies G u = c is u = E c + S s with
@@ -773,13 +808,29 @@ fn factor_ball_null(
     let rot_only = node.rot_only;
     // R = A_{i,p} − Â E B_λ = A_{i,p} + Â[:, :3] B_λ (B_λ: the parent's 3 rows)
     let mut rr = Matrix6::zeros();
-    for c in 0..6 {
-        for r in 0..6 {
-            let mut v = 0.0;
-            for l in 0..3 {
-                v += ahat[(r, l)] * j_parent[(l, c)];
+    if point_rows(j_parent, 3) {
+        // B_λ = [I, −[r]×]: Â[:, :3] itself, then products with a zero-diagonal block
+        for c in 0..3 {
+            for r in 0..6 {
+                rr[(r, c)] = 0.0 + ahat[(r, c)];
             }
-            rr[(r, c)] = v;
+        }
+        for c in 3..6 {
+            let [l0, l1] = others(c - 3);
+            for r in 0..6 {
+                rr[(r, c)] =
+                    0.0 + ahat[(r, l0)] * j_parent[(l0, c)] + ahat[(r, l1)] * j_parent[(l1, c)];
+            }
+        }
+    } else {
+        for c in 0..6 {
+            for r in 0..6 {
+                let mut v = 0.0;
+                for l in 0..3 {
+                    v += ahat[(r, l)] * j_parent[(l, c)];
+                }
+                rr[(r, c)] = v;
+            }
         }
     }
     if coupled {
@@ -845,13 +896,31 @@ fn null_parent_update<const C: usize>(
     node: &mut NodeFactor,
 ) -> Matrix6<f64> {
     let mut cw = Matrix6::zeros();
-    for c in 0..6 {
-        for r in 0..6 {
-            let mut v = 0.0;
-            for l in 0..C {
-                v -= j_parent[(l, r)] * wl[(l, c)];
+    if point_rows(j_parent, C) {
+        // B_λᵀ's linear rows hold the unit block and zeros; its angular rows the point
+        // rows' zero-diagonal block, then the axes' rows
+        for c in 0..6 {
+            for r in 0..3 {
+                cw[(r, c)] = 0.0 - wl[(r, c)];
             }
-            cw[(r, c)] = v;
+            for r in 3..6 {
+                let [l0, l1] = others(r - 3);
+                let mut v = 0.0 - j_parent[(l0, r)] * wl[(l0, c)] - j_parent[(l1, r)] * wl[(l1, c)];
+                for l in 3..C {
+                    v -= j_parent[(l, r)] * wl[(l, c)];
+                }
+                cw[(r, c)] = v;
+            }
+        }
+    } else {
+        for c in 0..6 {
+            for r in 0..6 {
+                let mut v = 0.0;
+                for l in 0..C {
+                    v -= j_parent[(l, r)] * wl[(l, c)];
+                }
+                cw[(r, c)] = v;
+            }
         }
     }
     if coupled {
