@@ -732,13 +732,6 @@ fn others(i: usize) -> [usize; 2] {
     }
 }
 
-/// Whether the 3×3 block at (`r0`, `c0`) of `m` has a zero diagonal, as a joint's
-/// cross-product matrix [r]× has.
-#[inline]
-fn zero_diagonal(m: &Matrix6<f64>, r0: usize, c0: usize) -> bool {
-    (0..3).all(|i| m[(r0 + i, c0 + i)] == 0.0)
-}
-
 /// Whether a node's first 3 parent rows are a joint's point rows `[I, −[r]×]` (the unit
 /// block exactly, the cross-product block with a zero diagonal) and its further `rows`
 /// (forbidden axes, `[0, eᵀ]`) are zero on the parent's linear part: then the products
@@ -747,7 +740,7 @@ fn zero_diagonal(m: &Matrix6<f64>, r0: usize, c0: usize) -> bool {
 /// −0), so the structured products give the general ones' numbers.
 #[inline]
 fn point_rows(j_parent: &Matrix6<f64>, rows: usize) -> bool {
-    let mut ok = zero_diagonal(j_parent, 0, 3);
+    let mut ok = (0..3).all(|i| j_parent[(i, 3 + i)] == 0.0);
     for r in 0..rows {
         for c in 0..3 {
             ok &= j_parent[(r, c)] == if r == c { 1.0 } else { 0.0 };
@@ -807,8 +800,9 @@ fn factor_ball_null(
     }
     let rot_only = node.rot_only;
     // R = A_{i,p} − Â E B_λ = A_{i,p} + Â[:, :3] B_λ (B_λ: the parent's 3 rows)
+    let point = point_rows(j_parent, 3);
     let mut rr = Matrix6::zeros();
-    if point_rows(j_parent, 3) {
+    if point {
         // B_λ = [I, −[r]×]: Â[:, :3] itself, then products with a zero-diagonal block
         for c in 0..3 {
             for r in 0..6 {
@@ -880,15 +874,17 @@ fn factor_ball_null(
         }
     }
     Some(null_parent_update::<3>(
-        j_parent, a_pc, coupled, wx, wl, node,
+        j_parent, point, a_pc, coupled, wx, wl, node,
     ))
 }
 
 /// The parent update C W = A_{p,i} W_x − B_λᵀ W_λ of a null-space node with `C` rows
-/// (B_λ: its rows' parent part), storing W_x and W_λ in `node` for the back-substitution.
+/// (B_λ: its rows' parent part; `point`: they are point rows, see [`point_rows`]), storing
+/// W_x and W_λ in `node` for the back-substitution.
 #[inline]
 fn null_parent_update<const C: usize>(
     j_parent: &Matrix6<f64>,
+    point: bool,
     a_pc: &Matrix6<f64>,
     coupled: bool,
     wx: Matrix6<f64>,
@@ -896,7 +892,7 @@ fn null_parent_update<const C: usize>(
     node: &mut NodeFactor,
 ) -> Matrix6<f64> {
     let mut cw = Matrix6::zeros();
-    if point_rows(j_parent, C) {
+    if point {
         // B_λᵀ's linear rows hold the unit block and zeros; its angular rows the point
         // rows' zero-diagonal block, then the axes' rows
         for c in 0..6 {
@@ -1065,10 +1061,11 @@ fn factor_axes_null<const F: usize, const N: usize>(
         wl.set_column(col, &lam);
     }
     // C = 3 + N rows (const generics cannot be added on stable Rust): 4 or 5
+    let point = point_rows(j_parent, 3 + N);
     Some(if N == 1 {
-        null_parent_update::<4>(j_parent, a_pc, coupled, wx, wl, node)
+        null_parent_update::<4>(j_parent, point, a_pc, coupled, wx, wl, node)
     } else {
-        null_parent_update::<5>(j_parent, a_pc, coupled, wx, wl, node)
+        null_parent_update::<5>(j_parent, point, a_pc, coupled, wx, wl, node)
     })
 }
 

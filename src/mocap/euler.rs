@@ -101,11 +101,10 @@ pub fn decompose_into(
         return;
     }
     // Generic: minimise the rotation error from the previous angles.
-    let mut x: Vec<f64> = (0..n)
-        .map(|i| previous.get(i).copied().unwrap_or(0.0))
-        .collect();
+    let x = angles;
+    x.extend((0..n).map(|i| previous.get(i).copied().unwrap_or(0.0)));
     for _ in 0..30 {
-        let err = (compose(order, &x).inverse() * q).scaled_axis();
+        let err = (compose(order, x).inverse() * q).scaled_axis();
         if err.norm() < 1e-13 {
             break;
         }
@@ -127,7 +126,6 @@ pub fn decompose_into(
             x[i] += step[i].to_degrees();
         }
     }
-    angles.extend_from_slice(&x);
 }
 
 #[cfg(test)]
