@@ -585,11 +585,7 @@ mod tests {
         let c = demo_walk();
         let model = &c.model;
         let mut scratch = ReferenceScratch::default();
-        let floor = ClipFloor::of(
-            model,
-            |t, kin| c.reference.sample(model, t, &mut scratch, kin),
-            c.reference.duration,
-        );
+        let floor = ClipFloor::of(model, &c.reference);
         let mut kin0 = vec![BodyKinematics::default(); model.num_bodies()];
         c.reference.sample(model, 0.0, &mut scratch, &mut kin0);
         for opts in [

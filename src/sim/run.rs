@@ -363,14 +363,7 @@ impl<'c> Simulation<'c> {
         // The feedforward is the discrete inverse dynamics of the figure held as it will be
         // run (pinned, or spring-held and standing on the floor): computed through the
         // same step, so an unperturbed run reproduces it.
-        let floor = {
-            let (c, mut scratch) = (character, ReferenceScratch::default());
-            ClipFloor::of(
-                &c.model,
-                |t, kin| c.reference.sample(&c.model, t, &mut scratch, kin),
-                c.reference.duration,
-            )
-        };
+        let floor = ClipFloor::of(&character.model, &character.reference);
         let mut sim = Self::bare(character, opts, None, &floor)?;
         sim.feedforward.restart_steps = (restart_every_s / opts.step).round() as usize;
         sim.feedforward.first_step = sim.step_at(start_s);

@@ -618,15 +618,7 @@ impl Scenario {
                 let Some(from) = b.from else {
                     return Ok(launch);
                 };
-                let floor = *floor.get_or_insert_with(|| {
-                    let mut scratch = ReferenceScratch::default();
-                    ClipFloor::of(
-                        model,
-                        |t, kin| reference.sample(model, t, &mut scratch, kin),
-                        reference.duration,
-                    )
-                    .height
-                });
+                let floor = *floor.get_or_insert_with(|| ClipFloor::of(model, reference).height);
                 let up = -model.gravity.try_normalize(1e-12).unwrap_or(-Vector3::y());
                 let below = floor - launch.origin.dot(&up);
                 if below > 0.0 {

@@ -21,7 +21,8 @@
 
 use crate::contact::closest_point_on_segment;
 use crate::contact::{LcpError, Nnls6Scratch, lemke, nnls6_from_support, tangent_directions};
-use crate::motion::kinematics::BodyKinematics;
+use crate::motion::kinematics::BodyPose;
+use crate::motion::reference::{Reference, ReferenceScratch};
 use crate::skeleton::{Capsule, Model};
 use nalgebra::{DMatrix, DVector, UnitQuaternion, Vector3, Vector6};
 
@@ -187,23 +188,24 @@ pub struct ClipFloor {
 }
 
 impl ClipFloor {
-    /// The floor of a reference that `sample(t, kin)` poses at time t (s), `duration` s long.
-    pub fn of(
-        model: &Model,
-        mut sample: impl FnMut(f64, &mut [BodyKinematics]),
-        duration: f64,
-    ) -> Self {
+    /// The floor of `reference` (posed by [`Reference::sample_pose`]: the floor reads the
+    /// bodies' poses only, which are bit for bit those of a full
+    /// [`Reference::sample`](crate::motion::reference::Reference::sample), at a third of
+    /// its work).
+    pub fn of(model: &Model, reference: &Reference) -> Self {
         let n = model.num_bodies();
         let points = contact_points(model);
-        let mut kin = vec![BodyKinematics::default(); n];
+        let (mut pose, mut scratch) = (vec![BodyPose::default(); n], ReferenceScratch::default());
+        let duration = reference.duration;
         let samples = (duration / 0.02).ceil().max(0.0) as usize;
         // per sample, per body: its lowest capsule end's bottom
         let mut lowest_of_body: Vec<Vec<f64>> = Vec::with_capacity(samples + 1);
         for k in 0..=samples {
-            sample((k as f64 * 0.02).min(duration), &mut kin);
+            let t = (k as f64 * 0.02).min(duration);
+            reference.sample_pose(model, t, &mut scratch, &mut pose);
             let mut low = vec![f64::INFINITY; n];
             for p in &points {
-                let y = p.bottom(&kin[p.body].x, &kin[p.body].q).y;
+                let y = p.bottom(&pose[p.body].x, &pose[p.body].q).y;
                 low[p.body] = low[p.body].min(y);
             }
             lowest_of_body.push(low);
