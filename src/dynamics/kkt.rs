@@ -249,6 +249,9 @@ struct NodeFactor {
     null: bool,
     /// Rotational degrees of freedom of a null-space node's joint.
     free: usize,
+    /// A ball null-space node's K has a zero diagonal (a cross-product matrix, see
+    /// [`skew_sum`]).
+    skew: bool,
     p: Matrix6<f64>,
     x: Matrix6<f64>,
     y: Matrix6<f64>,
@@ -266,6 +269,7 @@ impl Default for NodeFactor {
             sym: false,
             null: false,
             free: 3,
+            skew: false,
             p: Matrix6::zeros(),
             x: Matrix6::zeros(),
             y: Matrix6::zeros(),
@@ -732,6 +736,22 @@ fn others(i: usize) -> [usize; 2] {
     }
 }
 
+/// v + Σ_l term(l) over l = 0, 1, 2 in that order, for a sum v + Σ_l K[l, i]·x_l (or
+/// K[i, l]·x_l) over a 3×3 matrix K; with `skew` (K's diagonal exactly zero, as a
+/// joint's cross-product block [r]× is), over the two `l` other than `i`. Such a sum here
+/// starts from a nonzero-or-any value v, and v + a·0 differs from v only when v is −0
+/// (−0 + 0 = +0): the same number, so the products are the full ones' values (the bits,
+/// up to the sign of an exact zero).
+#[inline(always)]
+fn skew_sum(v: f64, i: usize, skew: bool, term: impl Fn(usize) -> f64) -> f64 {
+    if skew {
+        let [a, b] = others(i);
+        v + term(a) + term(b)
+    } else {
+        v + term(0) + term(1) + term(2)
+    }
+}
+
 /// Whether a node's first 3 parent rows are a joint's point rows `[I, −[r]×]` (the unit
 /// block exactly, the cross-product block with a zero diagonal) and its further `rows`
 /// (forbidden axes, `[0, eᵀ]`) are zero on the parent's linear part: then the products
@@ -772,27 +792,20 @@ fn factor_ball_null(
     node: &mut NodeFactor,
 ) -> Option<Matrix6<f64>> {
     let k: Matrix3<f64> = Matrix3::from_fn(|r, c| j_self[(r, 3 + c)]);
+    // K is the joint's [r]×: its diagonal's terms are skipped
+    let skew = (0..3).all(|i| k[(i, i)] == 0.0);
     // Â S = Â[:, :3] K + Â[:, 3:]
     let mut a_s = [[0.0f64; 3]; 6];
-    for r in 0..6 {
-        for c in 0..3 {
-            let mut v = ahat[(r, 3 + c)];
-            for l in 0..3 {
-                v += ahat[(r, l)] * k[(l, c)];
-            }
-            a_s[r][c] = v;
+    for c in 0..3 {
+        for r in 0..6 {
+            a_s[r][c] = skew_sum(ahat[(r, 3 + c)], c, skew, |l| ahat[(r, l)] * k[(l, c)]);
         }
     }
     // D = Sᵀ Â S = Kᵀ (Â S)_top + (Â S)_bottom
-    let d = Matrix3::from_fn(|r, c| {
-        let mut v = a_s[3 + r][c];
-        for l in 0..3 {
-            v += k[(l, r)] * a_s[l][c];
-        }
-        v
-    });
+    let d = Matrix3::from_fn(|r, c| skew_sum(a_s[3 + r][c], r, skew, |l| k[(l, r)] * a_s[l][c]));
     let dinv = invert::<3>(&d, BLOCK_PIVOT_TOLERANCE)?;
     node.p = *ahat;
+    node.skew = skew;
     set_block(&mut node.x, &k);
     set_block(&mut node.sinv, &dinv);
     if !has_parent {
@@ -840,20 +853,13 @@ fn factor_ball_null(
     }
     // Σ = D⁻¹ Sᵀ R, then W_x = E B_λ + S Σ = [−B_λ + K Σ; Σ]
     let t = SMatrix::<f64, 3, 6>::from_fn(|r, c| {
-        let mut v = rr[(3 + r, c)];
-        for l in 0..3 {
-            v += k[(l, r)] * rr[(l, c)];
-        }
-        v
+        skew_sum(rr[(3 + r, c)], r, skew, |l| k[(l, r)] * rr[(l, c)])
     });
     let sigma: SMatrix<f64, 3, 6> = dinv * t;
     let mut wx = Matrix6::zeros();
     for c in 0..6 {
         for r in 0..3 {
-            let mut v = -j_parent[(r, c)];
-            for l in 0..3 {
-                v += k[(r, l)] * sigma[(l, c)];
-            }
+            let v = skew_sum(-j_parent[(r, c)], r, skew, |l| k[(r, l)] * sigma[(l, c)]);
             wx[(r, c)] = v;
             wx[(3 + r, c)] = sigma[(r, c)];
         }
@@ -956,11 +962,7 @@ fn node_solve_ball_null(node: &NodeFactor, u: &mut Vector6<f64>, lam: &mut Vecto
     // s = D⁻¹ (Kᵀ z_top + z_bottom)
     let mut t = [0.0; 3];
     for (j, tj) in t.iter_mut().enumerate() {
-        let mut v = z[3 + j];
-        for l in 0..3 {
-            v += node.x[(l, j)] * z[l];
-        }
-        *tj = v;
+        *tj = skew_sum(z[3 + j], j, node.skew, |l| node.x[(l, j)] * z[l]);
     }
     let mut sv = [0.0; 3];
     for (j, sj) in sv.iter_mut().enumerate() {
@@ -972,10 +974,7 @@ fn node_solve_ball_null(node: &NodeFactor, u: &mut Vector6<f64>, lam: &mut Vecto
     }
     // u = [−c + K s; s]
     for j in 0..3 {
-        let mut v = -c[j];
-        for l in 0..3 {
-            v += node.x[(j, l)] * sv[l];
-        }
+        let v = skew_sum(-c[j], j, node.skew, |l| node.x[(j, l)] * sv[l]);
         u[j] = v;
         u[3 + j] = sv[j];
     }
