@@ -6,7 +6,9 @@
 mod common;
 
 use jostle::batch::job::run_variations;
-use jostle::sim::aim::{FlightContact, HEAD_ON_DEG, approach_direction, first_body_on_flight};
+use jostle::sim::aim::{
+    FlightContact, FlightPoses, HEAD_ON_DEG, approach_direction, first_body_on_flight,
+};
 use jostle::sim::scenario::{
     BallSpec, DEFAULT_DISTANCE, DEFAULT_SPEED, Scenario, aim, facing as facing_of,
 };
@@ -38,7 +40,17 @@ fn default_contact(c: &Character, t: f64, target: usize) -> Option<FlightContact
     let goal = kin[target].x;
     let from = goal + facing_of(m, &kin) * DEFAULT_DISTANCE;
     let (t0, v) = aim(&from, &goal, DEFAULT_SPEED, t, &m.gravity).unwrap();
-    first_body_on_flight(m, r, t0, &from, &v, 0.095, t, Some(target))
+    first_body_on_flight(
+        m,
+        r,
+        t0,
+        &from,
+        &v,
+        0.095,
+        t,
+        Some(target),
+        &mut FlightPoses::default(),
+    )
 }
 
 /// A targeted ball whose default approach is blocked on `c` at `t` reaches `target`
@@ -269,8 +281,8 @@ fn posing_without_rates_matches_the_full_sample_to_the_bit() {
 }
 
 /// What [`first_body_on_flight`] answered before it skipped far samples, posed without
-/// rates and skipped the bodies far from the ball: every sample posed in full, every
-/// capsule tested.
+/// rates, skipped the bodies far from the ball and kept poses between flights: every
+/// sample posed in full, every capsule tested.
 fn first_body_posing_every_sample(
     c: &Character,
     t0: f64,
@@ -282,14 +294,12 @@ fn first_body_posing_every_sample(
 ) -> Option<(usize, f64)> {
     use jostle::contact::collide::{Sphere, WorldCapsule, sphere_capsule};
     use jostle::sim::aim::CLEARANCE_M;
+    use jostle::sim::aim::{flight_sample_times, flight_step};
     let (m, r) = (&c.model, &c.reference);
-    let speed = velocity.norm() + m.gravity.norm() * (until - t0).max(0.0);
-    let dt = (0.25 * radius / speed.max(1e-3)).clamp(1e-4, 0.01);
-    let n = ((until - t0) / dt).ceil().max(0.0) as usize;
+    let dt = flight_step(m, velocity, radius, t0, until);
     let mut kin = vec![Default::default(); m.num_bodies()];
     let mut scratch = Default::default();
-    for k in 0..=n {
-        let t = (t0 + k as f64 * dt).min(until);
+    for (_, t) in flight_sample_times(t0, until, dt) {
         let s = t - t0;
         let ball = Sphere::new(origin + velocity * s + 0.5 * m.gravity * s * s, radius);
         r.sample(m, t.clamp(0.0, r.duration), &mut scratch, &mut kin);
@@ -357,13 +367,38 @@ fn the_pruned_flight_check_finds_what_posing_every_sample_finds() {
             let radius = rng.uniform(0.03, 0.15);
             let until = t + rng.uniform(0.0, 0.3);
             let target = (rng.next_u64().is_multiple_of(2)).then_some(b);
-            let fast = first_body_on_flight(m, r, t0, &from, &v, radius, until, target);
+            let fast = first_body_on_flight(
+                m,
+                r,
+                t0,
+                &from,
+                &v,
+                radius,
+                until,
+                target,
+                &mut FlightPoses::default(),
+            );
             let full = first_body_posing_every_sample(&c, t0, &from, &v, radius, until, target);
             assert_eq!(
                 fast.map(|f| (f.body, f.t.to_bits())),
                 full.map(|(b, t)| (b, t.to_bits())),
                 "flight from {from} at {t0} s"
             );
+            // two more flights to the same arrival, the poses kept from one to the next
+            let mut poses = FlightPoses::default();
+            first_body_on_flight(m, r, t0, &from, &v, radius, until, target, &mut poses);
+            let other = from + Vector3::new(rng.uniform(-1.0, 1.0), 0.0, rng.uniform(-1.0, 1.0));
+            if let Ok((t1, v1)) = aim(&other, &goal, speed, t, &m.gravity) {
+                let kept =
+                    first_body_on_flight(m, r, t1, &other, &v1, radius, until, target, &mut poses);
+                let full =
+                    first_body_posing_every_sample(&c, t1, &other, &v1, radius, until, target);
+                assert_eq!(
+                    kept.map(|f| (f.body, f.t.to_bits())),
+                    full.map(|(b, t)| (b, t.to_bits())),
+                    "flight from {other} at {t1} s after one from {from}"
+                );
+            }
             match full {
                 Some((hit, _)) if Some(hit) == target => hits += 1,
                 Some(_) => others += 1,
@@ -394,6 +429,7 @@ fn launch_contact(
         launch.radius,
         arrive,
         launch.aimed_at,
+        &mut FlightPoses::default(),
     )
 }
 
@@ -472,7 +508,18 @@ fn obliquity_is_the_angle_of_the_flight_to_the_contact_normal() {
         let goal = kin[head].x + side * fraction * reach;
         let from = goal + facing * DEFAULT_DISTANCE;
         let (t0, v) = aim(&from, &goal, 40.0, t, &m.gravity).unwrap();
-        let graze = first_body_on_flight(m, r, t0, &from, &v, 0.095, t, Some(head)).unwrap();
+        let graze = first_body_on_flight(
+            m,
+            r,
+            t0,
+            &from,
+            &v,
+            0.095,
+            t,
+            Some(head),
+            &mut FlightPoses::default(),
+        )
+        .unwrap();
         assert_eq!(graze.body, head);
         // the flight is sampled every quarter radius: the first sample touching may be a
         // little inside, which turns the normal by a few degrees

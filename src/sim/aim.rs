@@ -120,14 +120,20 @@ fn capsules_reach(body: &Body) -> Option<f64> {
 /// reference pose at each instant, and when: `None` if it touches none. Bodies other than
 /// `target` count as touched [`CLEARANCE_M`] before they really touch.
 ///
-/// The flight is sampled every quarter of the ball's radius of travel (≈ 2 ms at 12 m/s
-/// for a handball), fine enough that a ball cannot pass through a capsule between samples.
-/// A sample where the ball is farther from the root joint than [`reach_from_root`] plus
-/// its radius and the clearance cannot touch anything, and poses no body (most of a
-/// flight from [`DEFAULT_DISTANCE`](super::scenario::DEFAULT_DISTANCE)); the others pose
-/// the bodies without their rates ([`Reference::sample_pose`]), and a body farther from
-/// the ball than its capsules reach is not tested. These give the answer of posing every
-/// sample in full and testing every capsule, to the bit (tested).
+/// The flight is sampled at the launch and then at the instants `until − k·dt` of
+/// [`flight_sample_times`]: dt is the largest power of two within a quarter of the ball's
+/// radius of travel (≈ 1 ms at 12 m/s for a handball), fine enough that a ball cannot pass
+/// through a capsule between samples, and the grid is anchored at the arrival so that the
+/// flights of one ball from different directions sample the same instants (see
+/// [`FlightPoses`]). A sample where the ball is farther from the root joint than
+/// [`reach_from_root`] plus its radius and the clearance cannot touch anything, and poses no
+/// body (most of a flight from [`DEFAULT_DISTANCE`](super::scenario::DEFAULT_DISTANCE)); the
+/// others pose the bodies without their rates ([`Reference::sample_pose`]), and a body
+/// farther from the ball than its capsules reach is not tested. These give the answer of
+/// posing every sample in full and testing every capsule, to the bit (tested).
+///
+/// `poses` keeps the reference's poses for the next flight arriving at the same time (a
+/// kept pose is the one `sample_pose` gives at that instant: the same answer).
 #[allow(clippy::too_many_arguments)]
 pub fn first_body_on_flight(
     model: &Model,
@@ -138,27 +144,24 @@ pub fn first_body_on_flight(
     radius: f64,
     until: f64,
     target: Option<usize>,
+    poses: &mut FlightPoses,
 ) -> Option<FlightContact> {
-    let speed = velocity.norm() + model.gravity.norm() * (until - t0).max(0.0);
-    let dt = (0.25 * radius / speed.max(1e-3)).clamp(1e-4, 0.01);
-    let n = ((until - t0) / dt).ceil().max(0.0) as usize;
+    let dt = flight_step(model, velocity, radius, t0, until);
+    poses.start(until, dt, model.num_bodies());
     // beyond this from the root joint no capsule is within the clearance (1 µm of slack
     // for rounding)
     let far = reach_from_root(model) + radius + CLEARANCE_M + 1e-6;
-    let mut pose = vec![BodyPose::default(); model.num_bodies()];
-    let mut scratch = ReferenceScratch::default();
     let bounds = body_bounds(model, radius);
-    for k in 0..=n {
-        let t = (t0 + k as f64 * dt).min(until);
+    for (k, t) in flight_sample_times(t0, until, dt) {
         let s = t - t0;
         let center = origin + velocity * s + 0.5 * model.gravity * s * s;
         let tr = t.clamp(0.0, reference.duration);
-        if (center - reference.root_position(tr)).norm() > far {
+        if (center - poses.root_at(k, reference, tr)).norm() > far {
             continue;
         }
         let ball = Sphere::new(center, radius);
-        reference.sample_pose(model, tr, &mut scratch, &mut pose);
-        if let Some((body, normal)) = first_touched(model, &ball, &pose, &bounds, target) {
+        let pose = poses.at(k, model, reference, tr);
+        if let Some((body, normal)) = first_touched(model, &ball, pose, &bounds, target) {
             let v = velocity + model.gravity * s;
             let cos = normal.dot(&v) / v.norm().max(f64::MIN_POSITIVE);
             return Some(FlightContact {
@@ -169,6 +172,107 @@ pub fn first_body_on_flight(
         }
     }
     None
+}
+
+/// The sampling step (s) of a flight from `t0` to `until` with launch `velocity` and ball
+/// `radius`: the largest power of two within a quarter of the radius of travel at the
+/// flight's top speed (the launch speed plus what gravity adds), between 1e-4 and 0.01 s
+/// before rounding down. A power of two, so that flights of one ball whose speeds differ a
+/// little share it.
+pub fn flight_step(
+    model: &Model,
+    velocity: &Vector3<f64>,
+    radius: f64,
+    t0: f64,
+    until: f64,
+) -> f64 {
+    let speed = velocity.norm() + model.gravity.norm() * (until - t0).max(0.0);
+    let bound = (0.25 * radius / speed.max(1e-3)).clamp(1e-4, 0.01);
+    // the sign and exponent bits alone: 2^e ≤ bound for a positive normal number
+    f64::from_bits(bound.to_bits() & 0xFFF0_0000_0000_0000)
+}
+
+/// The instants (s) a flight from `t0` to `until` is checked at, in order, each with its
+/// grid index: the launch (index `None`, when not on the grid), then `until − k·dt` for
+/// k = n, …, 0 with n the largest k whose instant is not before the launch.
+pub fn flight_sample_times(
+    t0: f64,
+    until: f64,
+    dt: f64,
+) -> impl Iterator<Item = (Option<usize>, f64)> {
+    let n = ((until - t0) / dt).floor().max(0.0) as usize;
+    let first = until - n as f64 * dt;
+    let launch = (first > t0).then_some((None, t0));
+    launch.into_iter().chain((0..=n).rev().map(move |k| {
+        let t = until - k as f64 * dt;
+        // (an instant rounded to before the launch is the launch, off the grid)
+        if t < t0 { (None, t0) } else { (Some(k), t) }
+    }))
+}
+
+/// The reference's poses at a flight grid's instants ([`flight_sample_times`]), kept for
+/// the next flight that arrives at the same time with the same step: the approaches an
+/// aimed ball tries all arrive at its time, and pose the figure at the same instants near
+/// it.
+#[derive(Default)]
+pub struct FlightPoses {
+    until: f64,
+    dt: f64,
+    /// By grid index k: the pose at `until − k·dt`, if posed.
+    kept: Vec<Option<Vec<BodyPose>>>,
+    /// By grid index k: the root joint's position there (m), if asked for.
+    roots: Vec<Option<Vector3<f64>>>,
+    /// The launch instant's pose (off the grid, not kept).
+    launch: Vec<BodyPose>,
+    scratch: ReferenceScratch,
+}
+
+impl FlightPoses {
+    /// Ready for a flight arriving at `until` (s) sampled every `dt` (s): the kept poses
+    /// stay if both are those of the kept grid (to the bit).
+    fn start(&mut self, until: f64, dt: f64, bodies: usize) {
+        if until.to_bits() != self.until.to_bits() || dt.to_bits() != self.dt.to_bits() {
+            self.kept.clear();
+            self.roots.clear();
+            (self.until, self.dt) = (until, dt);
+        }
+        self.launch.resize(bodies, BodyPose::default());
+    }
+
+    /// The root joint's position (m, [`Reference::root_position`]) at grid index `k` (or at
+    /// the launch, `None`), instant `tr` (s, in the clip).
+    fn root_at(&mut self, k: Option<usize>, reference: &Reference, tr: f64) -> Vector3<f64> {
+        let Some(k) = k else {
+            return reference.root_position(tr);
+        };
+        if self.roots.len() <= k {
+            self.roots.resize(k + 1, None);
+        }
+        *self.roots[k].get_or_insert_with(|| reference.root_position(tr))
+    }
+
+    /// The pose at grid index `k` (or at the launch, `None`), instant `tr` (s, in the clip).
+    fn at(
+        &mut self,
+        k: Option<usize>,
+        model: &Model,
+        reference: &Reference,
+        tr: f64,
+    ) -> &[BodyPose] {
+        let Some(k) = k else {
+            reference.sample_pose(model, tr, &mut self.scratch, &mut self.launch);
+            return &self.launch;
+        };
+        if self.kept.len() <= k {
+            self.kept.resize(k + 1, None);
+        }
+        let scratch = &mut self.scratch;
+        self.kept[k].get_or_insert_with(|| {
+            let mut pose = vec![BodyPose::default(); model.num_bodies()];
+            reference.sample_pose(model, tr, scratch, &mut pose);
+            pose
+        })
+    }
 }
 
 /// Where a ball's free flight first meets the figure ([`first_body_on_flight`]).

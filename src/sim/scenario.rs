@@ -375,6 +375,7 @@ impl BallSpec {
                 self.radius,
                 self.t + 0.5,
                 None,
+                &mut aim::FlightPoses::default(),
             )
             .map(|c| c.body);
             return Ok(Launch {
@@ -398,7 +399,9 @@ impl BallSpec {
         let target = kin[b].x;
         let speed = self.speed.unwrap_or(DEFAULT_SPEED);
         // the launch, and whether it meets the target head-on (aim::HEAD_ON_DEG)
-        let launch_from =
+        // every approach arrives at self.t: their flights share the figure's poses there
+        let mut poses = aim::FlightPoses::default();
+        let mut launch_from =
             |from: Vector3<f64>, point: Vector3<f64>| -> Result<(Launch, bool), String> {
                 let (t0, velocity) = aim(&from, &point, speed, self.t, &model.gravity)?;
                 let contact = aim::first_body_on_flight(
@@ -410,6 +413,7 @@ impl BallSpec {
                     self.radius,
                     self.t,
                     Some(b),
+                    &mut poses,
                 );
                 let launch = Launch {
                     t: t0,
