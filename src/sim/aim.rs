@@ -147,21 +147,17 @@ pub fn first_body_on_flight(
     poses: &mut FlightPoses,
 ) -> Option<FlightContact> {
     let dt = flight_step(model, velocity, radius, t0, until);
-    poses.start(until, dt, model.num_bodies());
-    // beyond this from the root joint no capsule is within the clearance (1 µm of slack
-    // for rounding)
-    let far = reach_from_root(model) + radius + CLEARANCE_M + 1e-6;
-    let bounds = body_bounds(model, radius);
+    poses.start(model, radius, until, dt);
     for (k, t) in flight_sample_times(t0, until, dt) {
         let s = t - t0;
         let center = origin + velocity * s + 0.5 * model.gravity * s * s;
         let tr = t.clamp(0.0, reference.duration);
-        if (center - poses.root_at(k, reference, tr)).norm() > far {
+        if (center - poses.root_at(k, reference, tr)).norm() > poses.far {
             continue;
         }
         let ball = Sphere::new(center, radius);
-        let pose = poses.at(k, model, reference, tr);
-        if let Some((body, normal)) = first_touched(model, &ball, pose, &bounds, target) {
+        let (pose, bounds) = poses.at(k, model, reference, tr);
+        if let Some((body, normal)) = first_touched(model, &ball, pose, bounds, target) {
             let v = velocity + model.gravity * s;
             let cos = normal.dot(&v) / v.norm().max(f64::MIN_POSITIVE);
             return Some(FlightContact {
@@ -218,25 +214,53 @@ pub fn flight_sample_times(
 pub struct FlightPoses {
     until: f64,
     dt: f64,
-    /// By grid index k: the pose at `until − k·dt`, if posed.
-    kept: Vec<Option<Vec<BodyPose>>>,
-    /// By grid index k: the root joint's position there (m), if asked for.
-    roots: Vec<Option<Vector3<f64>>>,
+    /// By grid index k: what is known of the instant `until − k·dt`.
+    grid: Vec<GridSample>,
     /// The launch instant's pose (off the grid, not kept).
     launch: Vec<BodyPose>,
     scratch: ReferenceScratch,
+    /// The ball radius (m, as bits) `far` and `bounds` were found for, if any.
+    radius_bits: Option<u64>,
+    /// Beyond this from the root joint (m) no capsule is within the clearance of the ball.
+    far: f64,
+    /// Per body, [`body_bounds`] for the ball's radius.
+    bounds: Vec<f64>,
+}
+
+/// One instant of a flight grid: the root joint's position (m) and the bodies' poses,
+/// each once asked for.
+#[derive(Clone, Default)]
+struct GridSample {
+    root: Option<Vector3<f64>>,
+    pose: Option<Vec<BodyPose>>,
 }
 
 impl FlightPoses {
-    /// Ready for a flight arriving at `until` (s) sampled every `dt` (s): the kept poses
-    /// stay if both are those of the kept grid (to the bit).
-    fn start(&mut self, until: f64, dt: f64, bodies: usize) {
+    /// Ready for a flight of a ball of `radius` (m) arriving at `until` (s) sampled every
+    /// `dt` (s): the kept poses stay if both are those of the kept grid (to the bit), the
+    /// bodies' reach if the radius is the same. One `FlightPoses` serves one model and
+    /// reference.
+    fn start(&mut self, model: &Model, radius: f64, until: f64, dt: f64) {
         if until.to_bits() != self.until.to_bits() || dt.to_bits() != self.dt.to_bits() {
-            self.kept.clear();
-            self.roots.clear();
+            self.grid.clear();
             (self.until, self.dt) = (until, dt);
         }
-        self.launch.resize(bodies, BodyPose::default());
+        self.launch.resize(model.num_bodies(), BodyPose::default());
+        if self.radius_bits != Some(radius.to_bits()) {
+            // beyond this from the root joint no capsule is within the clearance (1 µm of
+            // slack for rounding)
+            self.far = reach_from_root(model) + radius + CLEARANCE_M + 1e-6;
+            self.bounds = body_bounds(model, radius);
+            self.radius_bits = Some(radius.to_bits());
+        }
+    }
+
+    /// Grid index `k`'s sample, grown to it.
+    fn sample(&mut self, k: usize) -> &mut GridSample {
+        if self.grid.len() <= k {
+            self.grid.resize(k + 1, GridSample::default());
+        }
+        &mut self.grid[k]
     }
 
     /// The root joint's position (m, [`Reference::root_position`]) at grid index `k` (or at
@@ -245,33 +269,33 @@ impl FlightPoses {
         let Some(k) = k else {
             return reference.root_position(tr);
         };
-        if self.roots.len() <= k {
-            self.roots.resize(k + 1, None);
-        }
-        *self.roots[k].get_or_insert_with(|| reference.root_position(tr))
+        *self
+            .sample(k)
+            .root
+            .get_or_insert_with(|| reference.root_position(tr))
     }
 
-    /// The pose at grid index `k` (or at the launch, `None`), instant `tr` (s, in the clip).
+    /// The pose at grid index `k` (or at the launch, `None`), instant `tr` (s, in the clip),
+    /// with the bodies' bounds for the flight's ball ([`body_bounds`]).
     fn at(
         &mut self,
         k: Option<usize>,
         model: &Model,
         reference: &Reference,
         tr: f64,
-    ) -> &[BodyPose] {
+    ) -> (&[BodyPose], &[f64]) {
         let Some(k) = k else {
             reference.sample_pose(model, tr, &mut self.scratch, &mut self.launch);
-            return &self.launch;
+            return (&self.launch, &self.bounds);
         };
-        if self.kept.len() <= k {
-            self.kept.resize(k + 1, None);
-        }
+        self.sample(k);
         let scratch = &mut self.scratch;
-        self.kept[k].get_or_insert_with(|| {
+        let pose = self.grid[k].pose.get_or_insert_with(|| {
             let mut pose = vec![BodyPose::default(); model.num_bodies()];
             reference.sample_pose(model, tr, scratch, &mut pose);
             pose
-        })
+        });
+        (pose, &self.bounds)
     }
 }
 

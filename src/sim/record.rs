@@ -3,7 +3,6 @@
 //! run resampled at the clip's frame times for export.
 
 use crate::dynamics::state::rotation_angle;
-use crate::motion::kinematics::BodyKinematics;
 use crate::motion::reference::ReferenceScratch;
 use crate::sim::balls::ContactReport;
 use crate::sim::ground::{PLANTED_LOAD_SHARE, foot_slip, loaded_foot_slip};
@@ -251,22 +250,20 @@ impl Simulation<'_> {
         let dt = self.character.clip.frame_time;
         let frames = self.frame_count();
         let h = self.opts.step;
+        // the reference's poses only (`sample_pose`: bit for bit a full sample's x and q)
         let mut scratch = ReferenceScratch::default();
-        let mut kin = vec![BodyKinematics::default(); model.num_bodies()];
-        self.character
-            .reference
-            .sample(model, 0.0, &mut scratch, &mut kin);
-        let initial: Vec<BodyPose> = kin.iter().map(|k| BodyPose { x: k.x, q: k.q }).collect();
+        let mut reference_pose = |t: f64| -> Vec<BodyPose> {
+            let mut pose = vec![BodyPose::default(); model.num_bodies()];
+            self.character
+                .reference
+                .sample_pose(model, t, &mut scratch, &mut pose);
+            pose
+        };
+        let initial = reference_pose(0.0);
         // A run started later (`Feedforward::first_step`) recorded no poses before its
         // start: there it is the reference, sampled at the frames' own times, and at the
         // start the reference's state it started from.
         let first = self.start_step;
-        let mut reference_pose = |t: f64| -> Vec<BodyPose> {
-            self.character
-                .reference
-                .sample(model, t, &mut scratch, &mut kin);
-            kin.iter().map(|k| BodyPose { x: k.x, q: k.q }).collect()
-        };
         let start = if first > 0 {
             reference_pose(first as f64 * h)
         } else {
