@@ -338,9 +338,10 @@ fn the_root_target_follows_the_loaded_feet_within_its_limit() {
 /// The Bandai kick struck on the chest at 1.2 s (issue #13's handball sweep): its planted
 /// foot slides under the blow and its kicking foot lands 3 cm off its mark. With the
 /// root spring's target on the mocap path, the pelvis pulled back to it and the feet left
-/// where they were held the legs more than 2° off their recorded angles to the clip's end,
-/// 10 s later; with the target following the feet every joint is back within 2° in
-/// 0.6 s, the pelvis moved, the trunk bent and the feet in place (the criterion).
+/// where they were held the legs more than 2° off their recorded angles for 1.3 s (to the
+/// clip's end, 10 s later, before stop 61); with the target following the feet every joint
+/// is back within 2° in 0.6 s, the pelvis moved, the trunk bent and the feet in place (the
+/// criterion).
 #[test]
 fn a_kick_struck_mid_stance_recovers_when_the_root_target_follows_the_feet() {
     let Some(path) = common::shared_clip("bandai1_kick_normal_001.bvh") else {
@@ -363,8 +364,10 @@ fn a_kick_struck_mid_stance_recovers_when_the_root_target_follows_the_feet() {
         assert_eq!(m.balls[0].body.as_deref(), Some("Chest"), "{m:?}");
         assert!(!m.fell, "{m:?}");
     }
+    // (before a supported foot a few mm above its surface stood on it, stop 61, the
+    // figure held on its path was never back within 2°; now in 1.31 s, against 0.60 s)
     assert!(
-        on_path.recovery_time_s.is_none_or(|t| t > 5.0),
+        on_path.recovery_time_s.is_none_or(|t| t > 1.0),
         "{on_path:?}"
     );
     assert!(

@@ -46,6 +46,18 @@ pub struct WarmStart {
 const EXPECTED_PAUSE: u32 = 64;
 
 impl WarmStart {
+    /// A warm start for the balls apart alone: the character's LCP finds none in it (no
+    /// rows, and a pyramid no layout has) and starts as without one.
+    fn only_apart(apart: WarmStart) -> Self {
+        WarmStart {
+            rows: Vec::new(),
+            directions: usize::MAX,
+            support: Vec::new(),
+            expected_pause: 0,
+            apart: Some(Box::new(apart)),
+        }
+    }
+
     /// The guessed support of an LCP whose rows are `rows` (in `layout`), into `out`: each
     /// row seen last step as it was then, a new row inactive (a new contact mostly opens).
     pub(super) fn support_for(&self, rows: &[RowKey], layout: FrictionLayout, out: &mut Vec<bool>) {
@@ -152,14 +164,49 @@ pub(super) fn solve_and_apply(
         ws,
         report,
     )?;
+    // the character's LCP keeps no warm start after its expected impulses (its balls
+    // apart keep theirs)
+    let apart_warm = ws.warm_start.take().and_then(|w| w.apart).map(|w| *w);
+    ws.scratch = sc;
     if apart.is_empty() {
-        ws.warm_start = None;
-        ws.scratch = sc;
         return Ok(());
     }
-    // the balls apart: their LCP from the last step's warm start (looked up by row)
-    let start = LcpStart::after(sc, stepper);
-    lcp_and_apply(&inputs, stepper, balls, apart, ws, report, start)
+    let (pivots, warm_started) = (report.pivots, report.warm_started);
+    let result = lcp_apart_and_apply(&inputs, stepper, balls, apart, apart_warm, ws, report);
+    (report.pivots, report.warm_started) = (pivots, warm_started);
+    result
+}
+
+/// The LCP of balls apart from the character (touching only the floor or each other) in
+/// their own buffers (`ContactWorkspace::apart`) from their own warm start `warm` (taken
+/// from `WarmStart::apart`), kept in the character's warm start for the next step (in one
+/// that holds only theirs when the character has none). The character's warm start and
+/// its pause before the expected impulses are tried again stay as they were: a step in
+/// which only such balls touch anything is, for the character, one without contacts.
+/// (Solved in the character's buffers, as before stop 61, the balls' warm start replaced
+/// the character's, the pause ran down in steps the character touched nothing, and a
+/// figure struck while a ball lay apart on the floor took another path, 1e-12 off, than
+/// without that ball.)
+fn lcp_apart_and_apply(
+    inputs: &PhaseInputs,
+    stepper: &mut Stepper,
+    balls: &mut [Ball],
+    rows: &[ContactRow],
+    warm: Option<WarmStart>,
+    ws: &mut ContactWorkspace,
+    report: &mut ContactReport,
+) -> Result<(), ContactError> {
+    let mut sub = ws.apart.take().unwrap_or_default();
+    sub.warm_start = warm;
+    let start = LcpStart::after(std::mem::take(&mut sub.scratch), stepper);
+    let result = lcp_and_apply(inputs, stepper, balls, rows, &mut sub, report, start);
+    let warm = sub.warm_start.take().map(Box::new);
+    match ws.warm_start.as_mut() {
+        Some(w) => w.apart = warm,
+        None => ws.warm_start = warm.map(|w| WarmStart::only_apart(*w)),
+    }
+    ws.apart = Some(sub);
+    result
 }
 
 /// [`lcp_and_apply`] on `rows`, as two LCPs when they fall apart: the character's floor
@@ -180,34 +227,31 @@ fn lcp_split_and_apply(
     report: &mut ContactReport,
     start: LcpStart,
 ) -> Result<(), ContactError> {
+    // the balls' warm start, before the character's LCP replaces the one it is kept in
+    let apart_warm = |ws: &mut ContactWorkspace| {
+        ws.warm_start
+            .as_mut()
+            .and_then(|w| w.apart.take())
+            .map(|w| *w)
+    };
+    if !rows.iter().any(touches_character) {
+        ws.scratch = start.sc;
+        let warm = apart_warm(ws);
+        return lcp_apart_and_apply(inputs, stepper, balls, rows, warm, ws, report);
+    }
     let on_the_floor = rows.iter().filter(|r| on_floor(r)).count();
-    if on_the_floor == 0
-        || on_the_floor == rows.len()
-        || !rows.iter().all(|r| on_floor(r) || !touches_character(r))
-    {
+    if on_the_floor == rows.len() || !rows.iter().all(|r| on_floor(r) || !touches_character(r)) {
         return lcp_and_apply(inputs, stepper, balls, rows, ws, report, start);
     }
     let (floor, apart): (Vec<ContactRow>, Vec<ContactRow>) =
         rows.iter().cloned().partition(on_floor);
-    // the balls' warm start, before the character's LCP replaces the one it is kept in
-    let apart_warm = ws
-        .warm_start
-        .as_mut()
-        .and_then(|w| w.apart.take())
-        .map(|w| *w);
+    let warm = apart_warm(ws);
     lcp_and_apply(inputs, stepper, balls, &floor, ws, report, start)?;
-    let mut sub = ws.apart.take().unwrap_or_default();
-    sub.warm_start = apart_warm;
-    let start = LcpStart::after(std::mem::take(&mut sub.scratch), stepper);
     // the phase reports the character's LCP (its pivots, its warm start); a fallback of
     // either is reported
     let (pivots, warm_started) = (report.pivots, report.warm_started);
-    let result = lcp_and_apply(inputs, stepper, balls, &apart, &mut sub, report, start);
+    let result = lcp_apart_and_apply(inputs, stepper, balls, &apart, warm, ws, report);
     (report.pivots, report.warm_started) = (pivots, warm_started);
-    if let Some(w) = ws.warm_start.as_mut() {
-        w.apart = sub.warm_start.take().map(Box::new);
-    }
-    ws.apart = Some(sub);
     result
 }
 
